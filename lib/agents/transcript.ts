@@ -1,0 +1,59 @@
+import type { AgentEvent, Transcript } from './types.ts';
+
+const OTHER_TEXT_KEPT = 50;
+
+export function newTranscript(): Transcript {
+  return { lastText: '', errors: [], retries: 0, toolCalls: 0, otherText: [], inputTokens: 0, outputTokens: 0, costUsd: 0 };
+}
+
+/** Folds one event into the transcript. */
+export function record(transcript: Transcript, event: AgentEvent): void {
+  switch (event.kind) {
+    case 'text':
+      transcript.lastText += transcript.lastText ? `\n${event.text}` : event.text;
+      break;
+    case 'tool_call':
+      transcript.toolCalls += 1;
+      transcript.lastText = '';
+      break;
+    case 'retry':
+      transcript.retries += 1;
+      break;
+    case 'rate_limit':
+      if (event.status === 'rejected' || !transcript.rateLimit) transcript.rateLimit = event;
+      break;
+    case 'result':
+      transcript.result = event;
+      transcript.inputTokens += event.inputTokens ?? 0;
+      transcript.outputTokens += event.outputTokens ?? 0;
+      transcript.costUsd += event.costUsd ?? 0;
+      break;
+    case 'error':
+      transcript.errors.push(event);
+      break;
+    case 'other':
+      if (event.text.trim()) {
+        transcript.otherText.push(event.text.slice(0, 2000));
+        if (transcript.otherText.length > OTHER_TEXT_KEPT) transcript.otherText.shift();
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+/** The agent's final answer: the result text when there is one, else its last words. */
+export function finalAnswer(transcript: Transcript): string {
+  return transcript.result?.text ?? transcript.lastText;
+}
+
+/** All the text a failure could be described by, for the classifiers' patterns. */
+export function failureText(transcript: Transcript, stderrTail: string): string {
+  return [
+    transcript.result?.text ?? '',
+    ...transcript.errors.map((error) => error.message),
+    transcript.lastText,
+    ...transcript.otherText,
+    stderrTail,
+  ].join('\n');
+}

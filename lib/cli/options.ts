@@ -1,0 +1,62 @@
+// The option table: one row per option, read by the argv parser, the env and file readers, and --help.
+export type OptionKind = 'boolean' | 'int' | 'number' | 'duration' | 'string' | 'list';
+
+export interface OptionSpec {
+  /** Long flag name without dashes, e.g. `max-iterations`. */
+  name: string;
+  short?: string;
+  kind: OptionKind;
+  /** Allowed values for a `string` option. */
+  choices?: readonly string[];
+  /** Smallest value for numeric kinds. */
+  min?: number;
+  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Output' | 'General';
+  /** Shown in --help; the real defaults live in config.ts. */
+  defaultText?: string;
+  help: string;
+  /** Value name shown in --help. */
+  arg?: string;
+  /** False for options that make no sense from env or file (help, version). */
+  configurable?: boolean;
+}
+
+export const COMMANDS = ['run', 'init', 'resume', 'status', 'report'] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+export const OPTIONS: readonly OptionSpec[] = [
+  { name: 'source', kind: 'string', choices: ['beads', 'speckit', 'prd'], group: 'Run', arg: 'NAME', defaultText: 'detected', help: 'task source: .beads/ → beads, then Spec Kit, then prd.json' },
+  { name: 'dry-run', short: 'n', kind: 'boolean', group: 'Run', help: 'check everything and show what a run would do; change nothing' },
+  { name: 'max-iterations', kind: 'int', min: 1, group: 'Run', arg: 'N', defaultText: '50 beads, 10 speckit and prd', help: 'stop with exit 2 after N iterations' },
+  { name: 'epic', kind: 'string', group: 'Run', arg: 'ID', defaultText: 'from the branch', help: 'beads epic to work on' },
+  { name: 'prompt', kind: 'string', group: 'Run', arg: 'TEXT', defaultText: '/sp:next in beads mode', help: 'prompt sent to the agent each iteration' },
+  { name: 'agent', kind: 'string', group: 'Agent', arg: 'NAME', defaultText: 'claude', help: 'agent CLI: claude, copilot, gemini, codex, amp, opencode, cursor, custom' },
+  { name: 'model', kind: 'string', group: 'Agent', arg: 'NAME', help: 'model passed to the agent CLI' },
+  { name: 'agent-profile', kind: 'string', group: 'Agent', arg: 'NAME', help: 'custom agent profile (e.g. copilot --agent NAME)' },
+  { name: 'retries', kind: 'int', min: 1, group: 'Retries and limits', arg: 'N', defaultText: '10', help: 'attempts per iteration before giving up (exit 1)' },
+  { name: 'retry-delay', kind: 'duration', group: 'Retries and limits', arg: 'DURATION', defaultText: '2s', help: 'backoff base (exponential, full jitter)' },
+  { name: 'retry-max-delay', kind: 'duration', group: 'Retries and limits', arg: 'DURATION', defaultText: '5m', help: 'backoff cap' },
+  { name: 'timeout', kind: 'duration', group: 'Retries and limits', arg: 'DURATION', defaultText: '60m', help: 'wall-clock limit for one agent run' },
+  { name: 'idle-timeout', kind: 'duration', group: 'Retries and limits', arg: 'DURATION', defaultText: '15m', help: 'end the agent after this long without output' },
+  { name: 'kill-grace', kind: 'duration', group: 'Retries and limits', arg: 'DURATION', defaultText: '10s', help: 'time between SIGTERM and SIGKILL for the agent group' },
+  { name: 'max-wait', kind: 'duration', group: 'Retries and limits', arg: 'DURATION', defaultText: '6h', help: 'longest single wait for a usage-limit reset' },
+  { name: 'max-cost', kind: 'number', min: 0, group: 'Retries and limits', arg: 'USD', help: 'stop (exit 2) once the agents have spent this much' },
+  { name: 'json', kind: 'boolean', group: 'Output', help: 'print one JSON summary on stdout' },
+  { name: 'quiet', short: 'q', kind: 'boolean', group: 'Output', help: 'only iteration summaries and the result' },
+  { name: 'verbose', short: 'v', kind: 'boolean', group: 'Output', help: "add the agent's full text" },
+  { name: 'help', short: 'h', kind: 'boolean', group: 'General', configurable: false, help: 'show this help' },
+  { name: 'version', short: 'V', kind: 'boolean', group: 'General', configurable: false, help: 'print the version' },
+];
+
+export function findOption(name: string): OptionSpec | undefined {
+  return OPTIONS.find((option) => option.name === name);
+}
+
+/** `max-iterations` → `maxIterations` (the key used in ralph.config.json). */
+export function camelName(name: string): string {
+  return name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** `max-iterations` → `RALPH_MAX_ITERATIONS`. */
+export function envName(name: string): string {
+  return `RALPH_${name.replace(/-/g, '_').toUpperCase()}`;
+}

@@ -1,0 +1,31 @@
+export const COMPLETION_TOKEN = '<promise>COMPLETE</promise>';
+
+const NEGATION = /\b(?:not|never|no|don't|do not|won't|will not|cannot|can't|shouldn't|should not|until|unless|once|when|only|before|if)\b/i;
+
+/**
+ * True when the agent's final answer claims completion: the token stands on its own line or ends the
+ * answer, outside quotes and code, and the sentence it ends is not negated or conditional.
+ */
+export function claimsCompletion(finalAnswer: string): boolean {
+  const lines = finalAnswer.replace(/\r/g, '').split('\n');
+  const fenced = new Set<number>();
+  let inFence = false;
+  lines.forEach((line, index) => {
+    if (/^\s*(```|~~~)/.test(line)) {
+      inFence = !inFence;
+      fenced.add(index);
+    } else if (inFence) fenced.add(index);
+  });
+  const lastContent = lines.map((line, index) => ({ line: line.trim(), index })).filter((entry) => entry.line && !fenced.has(entry.index)).at(-1);
+  for (const [index, raw] of lines.entries()) {
+    if (fenced.has(index) || !raw.includes(COMPLETION_TOKEN)) continue;
+    const line = raw.trim();
+    if (line === COMPLETION_TOKEN) return true;
+    if (index !== lastContent?.index || !line.endsWith(COMPLETION_TOKEN)) continue;
+    const before = line.slice(0, -COMPLETION_TOKEN.length);
+    if (/[`"'“‘]\s*$/.test(before)) continue;
+    const sentence = before.split(/[.!?]\s+/).at(-1) ?? '';
+    if (!NEGATION.test(sentence)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,30 @@
+import { mkdirSync, renameSync, writeFileSync, appendFileSync, openSync, fsyncSync, closeSync, rmSync } from 'node:fs';
+import path from 'node:path';
+
+let counter = 0;
+
+/** Writes a whole file atomically: a temp file beside it, fsync, then rename over the target. */
+export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  counter += 1;
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${counter}.tmp`);
+  try {
+    writeFileSync(temp, data);
+    const fd = openSync(temp, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Appends text to a file, creating it and its folder when missing. */
+export function appendText(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  appendFileSync(file, text);
+}

@@ -1,0 +1,212 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { LineSplitter } from './line-splitter.ts';
+import { descendants, groupAlive, processAliveNotZombie, signalTree } from './process-tree.ts';
+
+/** An external command described as data; never a shell string. */
+export interface Command {
+  bin: string;
+  args: string[];
+  /** Written to the child's stdin, which is then closed; without it stdin is not connected. */
+  stdin?: string;
+  /** Added to (or, when undefined, removed from) the inherited environment. */
+  env?: Record<string, string | undefined>;
+}
+
+export interface RunOptions {
+  cwd: string;
+  baseEnv: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  idleTimeoutMs: number;
+  graceMs: number;
+  signal: AbortSignal;
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** The raw stdout is copied here byte for byte. */
+  stdoutLog?: string;
+  stderrLog?: string;
+  maxLineBytes?: number;
+}
+
+export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'spawn_error';
+
+/** What happened to the child: data, never an exception. */
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  reason: EndReason;
+  durationMs: number;
+  spawnError?: string;
+  stdoutBytes: number;
+  stderrTail: string;
+  truncatedLines: number;
+}
+
+const STDERR_TAIL = 8 * 1024;
+const active = new Map<number, number[]>();
+
+/** Last resort for the entry point: SIGKILL every agent group still running, synchronously. */
+export function killActiveNow(): void {
+  for (const [pgid, known] of active) signalTree(pgid, [...known, ...descendants(pgid)], 'SIGKILL');
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Ends what is left of a finished agent's tree: SIGTERM, a grace period, then SIGKILL. */
+async function reap(pgid: number, known: readonly number[], graceMs: number): Promise<void> {
+  const alive = (): number[] => known.filter((pid) => processAliveNotZombie(pid));
+  if (!groupAlive(pgid) && alive().length === 0) return;
+  signalTree(pgid, alive(), 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && (groupAlive(pgid) || alive().length > 0)) await pause(50);
+  signalTree(pgid, alive(), 'SIGKILL');
+  for (let tries = 0; tries < 40 && groupAlive(pgid); tries += 1) await pause(25);
+}
+
+function openLog(file: string | undefined): WriteStream | undefined {
+  return file ? createWriteStream(file, { flags: 'a' }) : undefined;
+}
+
+function closeLog(stream: WriteStream | undefined): Promise<void> {
+  return new Promise((resolve) => (stream ? stream.end(resolve) : resolve()));
+}
+
+/** Pipes a child stream to its log with backpressure, splitting it into lines on the way. */
+function pump(source: Readable, log: WriteStream | undefined, splitter: LineSplitter, onData: (chunk: Buffer) => void): void {
+  source.on('data', (chunk: Buffer) => {
+    onData(chunk);
+    if (log && !log.write(chunk)) {
+      source.pause();
+      log.once('drain', () => source.resume());
+    }
+    splitter.push(chunk);
+  });
+}
+
+/**
+ * Runs one command in its own process group, streaming its lines, and ends the whole group on timeout,
+ * idle timeout or abort: SIGTERM first, SIGKILL after the grace period. Leftover group members die too.
+ */
+export function runProcess(command: Command, options: RunOptions): Promise<ProcessResult> {
+  const started = Date.now();
+  const env: NodeJS.ProcessEnv = { ...options.baseEnv };
+  for (const [key, value] of Object.entries(command.env ?? {})) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  const stdoutLog = openLog(options.stdoutLog);
+  const stderrLog = openLog(options.stderrLog);
+
+  return new Promise((resolve) => {
+    let reason: EndReason = 'exit';
+    let stdoutBytes = 0;
+    let stderrTail = '';
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const child = spawn(command.bin, command.args, {
+      cwd: options.cwd,
+      env,
+      detached: true,
+      stdio: [command.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    const pgid = child.pid;
+    const known: number[] = [];
+    if (pgid !== undefined) active.set(pgid, known);
+
+    const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
+      try {
+        options.onLine?.(line, stream);
+      } catch {
+        // a display problem must never stop the agent
+      }
+    };
+    const outLines = new LineSplitter(emit('stdout'), options.maxLineBytes);
+    const errLines = new LineSplitter(emit('stderr'), options.maxLineBytes);
+
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdle = (): void => {
+      if (idleTimer) clearTimeout(idleTimer);
+      if (options.idleTimeoutMs > 0) idleTimer = setTimeout(() => terminate('idle'), options.idleTimeoutMs);
+    };
+
+    let terminating = false;
+    const terminate = (why: EndReason): void => {
+      if (terminating || pgid === undefined) return;
+      terminating = true;
+      if (reason === 'exit') reason = why;
+      known.push(...descendants(pgid));
+      signalTree(pgid, known, 'SIGTERM');
+      timers.push(
+        setTimeout(() => {
+          signalTree(pgid, [...known, ...descendants(pgid)], 'SIGKILL');
+        }, options.graceMs),
+      );
+    };
+
+    const finish = async (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: string): Promise<void> => {
+      if (settled) return;
+      settled = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      // Whatever the agent left running in its group (or escaped from it) goes with it.
+      if (pgid !== undefined) await reap(pgid, known, options.graceMs);
+      for (const timer of timers) clearTimeout(timer);
+      if (pgid !== undefined) active.delete(pgid);
+      outLines.end();
+      errLines.end();
+      await Promise.all([closeLog(stdoutLog), closeLog(stderrLog)]);
+      resolve({
+        exitCode,
+        signal,
+        reason: spawnError ? 'spawn_error' : reason,
+        durationMs: Date.now() - started,
+        spawnError,
+        stdoutBytes,
+        stderrTail,
+        truncatedLines: outLines.truncatedLines + errLines.truncatedLines,
+      });
+    };
+
+    const onAbort = (): void => terminate('aborted');
+    if (options.signal.aborted) queueMicrotask(onAbort);
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+    if (options.timeoutMs > 0) timers.push(setTimeout(() => terminate('timeout'), options.timeoutMs));
+    armIdle();
+
+    child.on('error', (error) => {
+      void finish(null, null, error.message);
+    });
+    pump(child.stdout!, stdoutLog, outLines, (chunk) => {
+      stdoutBytes += chunk.length;
+      armIdle();
+    });
+    pump(child.stderr!, stderrLog, errLines, (chunk) => {
+      stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+      armIdle();
+    });
+    if (child.stdin) {
+      child.stdin.on('error', () => {
+        // the agent may exit without reading its prompt; that is reported by its exit code
+      });
+      child.stdin.end(command.stdin);
+    }
+
+    let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    child.on('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      if (pgid !== undefined) known.push(...descendants(pgid));
+      // Pipes held open by a leftover grandchild must not keep ralph waiting for 'close'.
+      timers.push(
+        setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          void finish(code, signal);
+        }, 1000),
+      );
+    });
+    child.on('close', () => {
+      void finish(exitInfo?.code ?? null, exitInfo?.signal ?? null);
+    });
+  });
+}

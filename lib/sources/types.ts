@@ -1,0 +1,73 @@
+import type { Deps } from '../deps.ts';
+import type { Config, SourceName } from '../config.ts';
+
+/** One unit of work as any source sees it. */
+export interface Task {
+  id: string;
+  title: string;
+  /** Source-specific status word (open, in_progress, closed, pending, completed, …). */
+  status: string;
+  priority?: number;
+  meta?: Record<string, unknown>;
+}
+
+/** What a source looks like at one moment. `remaining` is everything not done (ready or not). */
+export interface Snapshot {
+  ready: Task[];
+  remaining: Task[];
+  done: Task[];
+  /** Tasks the source set aside (e.g. skipped after repeated failures); they do not block completion. */
+  skipped?: Task[];
+}
+
+export interface IterationInfo {
+  iteration: number;
+  maxIterations: number;
+  sessionId: string;
+}
+
+/** What the loop learned from one iteration, handed back to the source to record. */
+export interface IterationResult {
+  iteration: number;
+  task: Task;
+  kind: 'pass' | 'fail' | 'no_change';
+  reason: string;
+  tasksDone: string[];
+  filesChanged: string[];
+  claimedComplete: boolean;
+  agentText: string;
+  durationMs: number;
+  commit?: string;
+}
+
+/** The per-run context a source is built with. */
+export interface SourceContext {
+  root: string;
+  branch?: string;
+  config: Config;
+  deps: Deps;
+  warn: (message: string) => void;
+}
+
+/** A task source: beads, Spec Kit tasks.md or prd.json behind one small interface. */
+export interface TaskSource {
+  readonly name: SourceName;
+  readonly defaultMaxIterations: number;
+  /** One line naming what this run works on, e.g. `epic ws-9w6 "Feature: ralph-automation"`. */
+  describe(): string;
+  /** Every prerequisite problem, as one line each (empty when ready to run). */
+  check(): Promise<string[]>;
+  /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */
+  recover(): Promise<string[]>;
+  snapshot(): Promise<Snapshot>;
+  /** The prompt for one iteration. */
+  prompt(task: Task, info: IterationInfo): Promise<string>;
+  /** Extra environment for the agent (e.g. SPECIFY_FEATURE_DIRECTORY). */
+  agentEnv?(): Record<string, string>;
+  /** Called before the agent runs on `task`. */
+  claim?(task: Task, info: IterationInfo): Promise<void>;
+  /** Records the iteration's result in the source's own files. */
+  settle?(result: IterationResult, info: IterationInfo): Promise<void>;
+  /** Why nothing is ready although work remains (one line per task). */
+  explainStuck(snapshot: Snapshot): string;
+}
