@@ -68,6 +68,10 @@ export interface TaskSource {
   claim?(task: Task, info: IterationInfo): Promise<void>;
   /** Records the iteration's result in the source's own files. */
   settle?(result: IterationResult, info: IterationInfo): Promise<void>;
+  /** Agent defaults this source's project asks for (e.g. Spec Kit's configured integration); flags win. */
+  agentDefaults?(): { agent?: string; profile?: string };
+  /** The last iteration number an earlier run of this source recorded (0 when none), for `ralph resume`. */
+  lastIteration?(): Promise<number>;
   /** Why nothing is ready although work remains (one line per task). */
   explainStuck(snapshot: Snapshot): string;
 }
