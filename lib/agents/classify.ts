@@ -25,6 +25,13 @@ const FATAL_RULES: readonly FatalRule[] = [
 
 /** Decides how the loop treats a finished agent run; the output decides, not the exit code. */
 export function classifyRun(agent: Agent, transcript: Transcript, process: ProcessResult, now: number, waitsSoFar = 0): Classification {
+  if (process.reason === 'timeout' || process.reason === 'idle') {
+    // A CLI that printed a setup error and then sat waiting (Amp's login prompt) is misconfigured, not slow.
+    // Only its own output counts here (non-JSON lines, stderr), never the model's words.
+    const setup = [...transcript.otherText, process.stderrTail].join('\n');
+    const rule = FATAL_RULES.find((candidate) => candidate.pattern.test(setup));
+    if (rule) return { kind: 'fatal', reason: firstLine(setup, rule.pattern), hint: rule.hint };
+  }
   if (process.reason === 'timeout') return { kind: 'timeout', reason: `agent exceeded the time limit after ${Math.round(process.durationMs / 1000)}s` };
   if (process.reason === 'idle') return { kind: 'timeout', reason: 'agent printed nothing for the idle timeout' };
   if (process.reason === 'spawn_error') {

@@ -1,3 +1,6 @@
+import type { ProcessResult } from '../runner.ts';
+import type { Classification, Transcript } from './types.ts';
+
 /** Variables that make an agent CLI behave differently when ralph itself runs inside an agent session. */
 export const NESTED_SESSION_ENV: Record<string, undefined> = {
   CLAUDECODE: undefined,
@@ -46,4 +49,42 @@ export function summarizeInput(input: unknown): string {
 export function oneLine(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); prompts above this many UTF-8 bytes go on stdin
+ * for the CLIs that otherwise take the prompt as an argument.
+ */
+export const MAX_PROMPT_ARG_BYTES = 100 * 1024;
+
+/**
+ * Whether a prompt can travel as one argv element: small enough, and not starting with `-`, which the
+ * CLIs' option parsers would read as a flag. Everything else goes on stdin.
+ */
+export function promptFitsArgv(prompt: string): boolean {
+  return !prompt.startsWith('-') && Buffer.byteLength(prompt, 'utf8') <= MAX_PROMPT_ARG_BYTES;
+}
+
+/** errorType of the `error` event adapters emit when the CLI refused a tool call for lack of permission. */
+export const PERMISSION_DENIED = 'permission_denied';
+
+/** For CLIs whose stream always ends with a result: exit 0 without one means the output was cut off. */
+export function endedWithoutResult(transcript: Transcript, process: ProcessResult): Classification | undefined {
+  if (process.exitCode === 0 && !transcript.result && transcript.errors.length === 0) {
+    return { kind: 'transient', reason: 'agent ended without a result (crash or cut-off output)' };
+  }
+  return undefined;
+}
+
+/**
+ * A tool call refused for lack of permission although ralph passed the allow-all flag (a deny rule, or a
+ * path or URL the flag does not cover). The agent's "done" cannot be trusted then: retry, saying why.
+ */
+export function deniedTool(agentName: string, flag: string, transcript: Transcript): Classification | undefined {
+  const denials = transcript.errors.filter((error) => error.errorType === PERMISSION_DENIED);
+  if (denials.length === 0 || denials.length !== transcript.errors.length) return undefined;
+  return {
+    kind: 'transient',
+    reason: `${agentName} denied a tool call although ralph passed ${flag} (a deny rule, or a path or URL the flag does not cover): ${oneLine(denials[0]!.message, 200)}`,
+  };
 }

@@ -10,7 +10,7 @@ export function newTranscript(): Transcript {
 export function record(transcript: Transcript, event: AgentEvent): void {
   switch (event.kind) {
     case 'text':
-      transcript.lastText += transcript.lastText ? `\n${event.text}` : event.text;
+      transcript.lastText += transcript.lastText && !event.delta ? `\n${event.text}` : event.text;
       break;
     case 'tool_call':
       transcript.toolCalls += 1;
@@ -23,7 +23,9 @@ export function record(transcript: Transcript, event: AgentEvent): void {
       if (event.status === 'rejected' || !transcript.rateLimit) transcript.rateLimit = event;
       break;
     case 'result':
-      transcript.result = event;
+      // Copilot, Gemini, Codex and opencode end with a result that carries no text: their answer is the last
+      // words, and a failure is described by the last error.
+      transcript.result = event.text ? event : { ...event, text: event.isError ? (transcript.errors.at(-1)?.message ?? '') : transcript.lastText };
       transcript.inputTokens += event.inputTokens ?? 0;
       transcript.outputTokens += event.outputTokens ?? 0;
       transcript.costUsd += event.costUsd ?? 0;

@@ -3,7 +3,8 @@ import type { Command, ProcessResult } from '../runner.ts';
 /** The one event stream every adapter produces; the loop, view and logs see only these. */
 export type AgentEvent =
   | { kind: 'init'; model?: string; sessionId?: string }
-  | { kind: 'text'; text: string }
+  /** `delta`: a fragment of a streamed message (Gemini), joined to the previous text without a line break. */
+  | { kind: 'text'; text: string; delta?: boolean }
   | { kind: 'tool_call'; name: string; summary: string }
   | { kind: 'tool_result'; text: string; isError: boolean }
   | { kind: 'retry'; attempt?: number; delayMs?: number; status?: number; message?: string }

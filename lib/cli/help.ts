@@ -1,0 +1,43 @@
+import { envName, OPTIONS, type OptionSpec } from './options.ts';
+
+const GROUP_ORDER: OptionSpec['group'][] = ['Run', 'Agent', 'Retries and limits', 'Spec Kit', 'PRD', 'Output', 'General'];
+
+/** --help: commands, options grouped with defaults and env names, exit codes. */
+export function helpText(version: string): string {
+  const lines = [
+    `ralph ${version}: runs an AI coding agent in a fresh process, task by task, until the feature is done`,
+    '',
+    'Usage: npx tsx ralph.ts [command] [options] [-- extra agent args]',
+    '',
+    'Commands:',
+    '  run        run the loop (default)',
+    '  resume     continue an interrupted run (same as run; recovers interrupted tasks and numbering)',
+    '  init       write .rulebook-ralph/prd.json from rulebook tasks',
+    '  status     show the state of a run in this repo (works from another terminal)',
+    '  report     write the report of a session (the latest by default)',
+  ];
+  for (const group of GROUP_ORDER) {
+    const options = OPTIONS.filter((option) => option.group === group);
+    if (options.length === 0) continue;
+    lines.push('', `${group} options:`);
+    for (const option of options) {
+      const flag = `${option.short ? `-${option.short}, ` : '    '}--${option.name}${option.kind === 'boolean' ? '' : ` ${option.arg ?? 'VALUE'}`}`;
+      const extras = [option.defaultText ? `default: ${option.defaultText}` : '', option.configurable === false ? '' : envName(option.name)].filter(Boolean).join('; ');
+      lines.push(`  ${flag.padEnd(34)} ${option.help}${extras ? ` [${extras}]` : ''}`);
+    }
+  }
+  lines.push(
+    '',
+    'Every option can also be set as RALPH_<NAME> in the environment or as "camelCase" key in',
+    'ralph.config.json at the repo root: flags win over env, env over the file, the file over defaults.',
+    'Durations: 250ms, 30s, 5m, 2h, 1h30m.',
+    '',
+    'Exit codes:',
+    '  0    all tasks complete',
+    '  1    failure: prerequisite missing, lock held, agent still failing after retries, no task can make progress',
+    '  2    iteration limit (or --max-cost budget) reached with tasks remaining',
+    '  130  interrupted by Ctrl+C (SIGINT)',
+    '  143  terminated by SIGTERM',
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { realDeps, type Deps } from '../deps.ts';
+import { RalphError } from '../errors.ts';
+import { parseArgv, type ParsedArgv } from './argv.ts';
+import { helpText } from './help.ts';
+import { printError, runCommand } from './run.ts';
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** Dispatches a command line; returns the exit code and never calls process.exit. */
+export async function main(argv: readonly string[], signal: AbortSignal, deps: Deps = realDeps()): Promise<number> {
+  let parsed: ParsedArgv;
+  try {
+    parsed = parseArgv(argv);
+  } catch (error) {
+    printError(deps, error);
+    return 1;
+  }
+  if (parsed.flags.get('help') === true) {
+    deps.stdout.write(helpText(version()));
+    return 0;
+  }
+  if (parsed.flags.get('version') === true) {
+    deps.stdout.write(`ralph ${version()}\n`);
+    return 0;
+  }
+  try {
+    switch (parsed.command) {
+      case 'run':
+      case 'resume':
+        return await runCommand(parsed, deps, signal);
+      default:
+        throw new RalphError(`'ralph ${parsed.command}' is not available yet`);
+    }
+  } catch (error) {
+    if (error instanceof RalphError) {
+      printError(deps, error);
+      return error.exitCode;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+import type { Deps } from '../deps.ts';
+import type { LockState } from '../lock.ts';
+import type { Prepared } from './run.ts';
+
+/** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
+export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {
+  const { config, source, agent, root } = prepared;
+  const out: string[] = [];
+  const problems = [...prepared.problems];
+  out.push(`ralph dry run in ${root}${prepared.branch ? ` on branch ${prepared.branch}` : ' (detached HEAD)'}`);
+  out.push(`source: ${source.name}, ${source.describe()}`);
+  let ready: Array<{ id: string; title: string }> = [];
+  let remaining = 0;
+  let prompt: string | undefined;
+  if (problems.length === 0) {
+    try {
+      const snapshot = await source.snapshot();
+      ready = snapshot.ready;
+      remaining = snapshot.remaining.length;
+      out.push(`tasks: ${snapshot.done.length} done, ${remaining} remaining, ${ready.length} ready`);
+      if (ready.length > 0) {
+        out.push('ready, in order:');
+        ready.forEach((task, index) => out.push(`  ${index + 1}. ${task.id} ${task.title}`));
+        prompt = await source.prompt(snapshot.ready[0]!, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run' });
+      } else if (remaining > 0) {
+        problems.push(source.explainStuck(snapshot));
+      } else {
+        out.push('nothing to do: every task is complete');
+      }
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  const command = agent.command({ prompt: prompt ?? '', model: config.model, profile: prepared.profile, extraArgs: config.extraArgs, cwd: root });
+  out.push(`agent: ${[command.bin, ...command.args].map(quoteForDisplay).join(' ')}${command.stdin !== undefined ? ' < prompt on stdin' : ''}`);
+  if (prompt !== undefined) out.push(`prompt (${prompt.length} chars):`, ...prompt.split('\n').map((line) => `  | ${line}`));
+  out.push(`limits: ${prepared.maxIterations} iterations, ${config.retries} attempts each, backoff ${config.retryDelay}ms..${config.retryMaxDelay}ms`);
+  if (lock.held) {
+    problems.push(`the lock is held by PID ${lock.info?.pid ?? '?'} (started ${lock.info?.startedAt ?? '?'}, branch ${lock.info?.branch ?? '?'})`);
+    out.push('lock: held by another run');
+  } else if (lock.stale) {
+    out.push(`lock: stale (PID ${lock.info?.pid ?? '?'} is gone); a real run would reclaim it`);
+  } else {
+    out.push('lock: free');
+  }
+  for (const problem of problems) out.push(`✗ ${problem}`);
+  out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
+  if (config.json) {
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, command: { bin: command.bin, args: command.args }, prompt, lock, problems })}\n`);
+  } else {
+    deps.stdout.write(`${out.join('\n')}\n`);
+  }
+  return problems.length === 0 ? 0 : 1;
+}
+
+function quoteForDisplay(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,180 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import dayjs from 'dayjs';
+import { getAgent } from '../agents/index.ts';
+import type { Agent } from '../agents/types.ts';
+import { readConfigFile, resolveConfig, type Config } from '../config.ts';
+import type { Deps } from '../deps.ts';
+import { errorMessage, InterruptedError, PrerequisiteError, RalphError } from '../errors.ts';
+import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
+import { Git } from '../git.ts';
+import { acquireLock, inspectLock, type HeldLock } from '../lock.ts';
+import { runLoop } from '../loop.ts';
+import { killActiveNow } from '../runner.ts';
+import { createSource, detectSource, noSourceError } from '../sources/index.ts';
+import type { TaskSource } from '../sources/types.ts';
+import { LineView, useColor } from '../view/plain.ts';
+import { findOnPath } from '../which.ts';
+import { onForcedExit } from '../cleanup.ts';
+import type { ParsedArgv } from './argv.ts';
+import { printPlan } from './plan.ts';
+
+export interface Prepared {
+  root: string;
+  branch?: string;
+  config: Config;
+  source: TaskSource;
+  agent: Agent;
+  profile?: string;
+  git: Git;
+  problems: string[];
+  warnings: string[];
+  maxIterations: number;
+}
+
+/** Resolves config, source and agent, and checks every prerequisite, reporting all problems together. */
+export async function prepare(parsed: ParsedArgv, deps: Deps, warn: (message: string) => void): Promise<Prepared> {
+  const git = new Git(deps.cwd);
+  const gitRoot = await git.root();
+  const root = gitRoot ?? deps.cwd;
+  const config = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root), passthrough: parsed.passthrough });
+  const problems: string[] = [];
+  if (!gitRoot) problems.push(`not inside a git work tree (${deps.cwd}): run ralph from your project's repository`);
+  const branch = gitRoot ? await git.branch() : undefined;
+
+  const sourceName = config.source ?? detectSource(root, { prd: config.extra.get('prd') as string | undefined });
+  if (!sourceName) throw noSourceError(root);
+  const source = createSource(sourceName, { root, branch, config, deps, warn });
+
+  const defaults = source.agentDefaults?.() ?? {};
+  const agentName = config.extra.has('agent') ? config.agent : (defaults.agent ?? config.agent);
+  const agent = getAgent(agentName);
+  const profile = config.agentProfile ?? (agentName === defaults.agent ? defaults.profile : undefined);
+  if (!findOnPath(agent.command({ prompt: '', extraArgs: [], cwd: root }).bin, deps.env)) {
+    problems.push(`agent CLI '${agent.bin}' not found on PATH: install it or choose another with --agent`);
+  }
+  if (sourceName === 'beads' && !findOnPath('bd', deps.env)) {
+    problems.push("'bd' (beads) not found on PATH: install beads (npm i -g @beads/bd) or choose another --source");
+  } else {
+    problems.push(...(await source.check()));
+  }
+  const maxIterations = config.maxIterations ?? source.defaultMaxIterations;
+  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations };
+}
+
+function sessionIdFor(now: number): string {
+  return dayjs(now).format('YYYYMMDD-HHmmss');
+}
+
+function printError(deps: Deps, error: unknown): void {
+  if (error instanceof PrerequisiteError) {
+    for (const problem of error.problems) deps.stderr.write(`ralph: ✗ ${problem}\n`);
+    return;
+  }
+  deps.stderr.write(`ralph: ${errorMessage(error)}\n`);
+  if (error instanceof RalphError && error.hint) deps.stderr.write(`  hint: ${error.hint}\n`);
+}
+
+/** `ralph run` / `ralph resume`: the whole lifecycle; returns the exit code. Never exits itself. */
+export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSignal): Promise<number> {
+  const startedAt = deps.now();
+  const bus = new EventBus(() => deps.now());
+  const flags = parsed.flags;
+  const view = new LineView({ out: deps.stderr, color: useColor(deps.stderr, deps.env), quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true });
+  bus.add(view);
+  const warn = (message: string): void => bus.emit({ type: 'warning', message });
+  const records: IterationRecord[] = [];
+  let lock: HeldLock | undefined;
+  let prepared: Prepared | undefined;
+  let json = flags.get('json') === true;
+  const sessionId = sessionIdFor(startedAt);
+
+  const summarize = (status: RunSummary['status'], exitCode: number, message: string, partial?: Partial<RunSummary>): RunSummary => {
+    const endedAt = deps.now();
+    return {
+      status,
+      exitCode,
+      message,
+      sessionId,
+      source: prepared?.source.name ?? 'unknown',
+      agent: prepared?.agent.name ?? 'unknown',
+      iterations: records.length,
+      tasksCompleted: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
+      tasksRemaining: 0,
+      startedAt: new Date(startedAt).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+      durationMs: endedAt - startedAt,
+      costUsd: records.reduce((sum, item) => sum + item.costUsd, 0),
+      records,
+      ...partial,
+    };
+  };
+
+  let summary: RunSummary;
+  try {
+    prepared = await prepare(parsed, deps, warn);
+    json = prepared.config.json;
+    const { config, source, root } = prepared;
+    if (config.dryRun) {
+      const lockState = inspectLock(root, deps.now());
+      return await printPlan(prepared, lockState, deps);
+    }
+    if (prepared.problems.length > 0) throw new PrerequisiteError(prepared.problems);
+    if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
+
+    lock = await acquireLock({
+      root,
+      branch: prepared.branch ?? '(detached)',
+      now: new Date(startedAt),
+      warn,
+      onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
+    });
+    const held = lock;
+    const dropForced = onForcedExit(() => {
+      killActiveNow();
+      held.releaseSync();
+    });
+    try {
+      for (const message of await source.recover()) warn(message);
+      const logDir = path.join(root, '.ralph', 'logs', sessionId);
+      mkdirSync(logDir, { recursive: true });
+      bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir });
+      const result = await runLoop({
+        root,
+        config,
+        deps,
+        source,
+        agent: prepared.agent,
+        profile: prepared.profile,
+        git: prepared.git,
+        bus,
+        signal,
+        sessionId,
+        logDir,
+        maxIterations: prepared.maxIterations,
+        records,
+      });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, costUsd: result.costUsd });
+    } finally {
+      dropForced();
+    }
+  } catch (error) {
+    if (error instanceof InterruptedError) {
+      const remaining = await prepared?.source.snapshot().then((snapshot) => snapshot.remaining.length).catch(() => 0);
+      summary = summarize('interrupted', error.exitCode, `interrupted by ${error.signal}; the agent was stopped`, { tasksRemaining: remaining ?? 0 });
+    } else {
+      if (!(error instanceof RalphError)) throw error;
+      printError(deps, error);
+      summary = summarize('failed', error.exitCode, error.message.split('\n')[0] ?? 'failed');
+      if (error instanceof PrerequisiteError) summary.message = `${error.problems.length} prerequisite(s) failed`;
+    }
+  } finally {
+    await lock?.release();
+  }
+  bus.emit({ type: 'session_end', summary });
+  await bus.close();
+  if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
+  return summary.exitCode;
+}
+
+export { printError };

@@ -1,0 +1,43 @@
+import type { Classification } from './agents/types.ts';
+import type { IterationOutcome } from './events.ts';
+import type { Snapshot } from './sources/types.ts';
+
+export type NextStep =
+  | { kind: 'complete' }
+  | { kind: 'stuck' }
+  | { kind: 'limit'; why: 'iterations' | 'cost' }
+  | { kind: 'run' };
+
+/** What the loop does next, from the source's snapshot and the budgets. */
+export function decideNext(snapshot: Snapshot, done: { iterations: number; costUsd: number }, limits: { maxIterations: number; maxCost?: number }): NextStep {
+  if (snapshot.remaining.length === 0) return { kind: 'complete' };
+  if (snapshot.ready.length === 0) return { kind: 'stuck' };
+  if (done.iterations >= limits.maxIterations) return { kind: 'limit', why: 'iterations' };
+  if (limits.maxCost !== undefined && done.costUsd >= limits.maxCost) return { kind: 'limit', why: 'cost' };
+  return { kind: 'run' };
+}
+
+/** Ids that were not done before the iteration and are done after it. */
+export function tasksFinished(before: Snapshot, after: Snapshot): string[] {
+  const open = new Set(before.remaining.map((task) => task.id));
+  return after.done.filter((task) => open.has(task.id)).map((task) => task.id);
+}
+
+/**
+ * An iteration passes only when the task source shows progress (and the gates, when any ran, pass);
+ * the agent's word alone never counts.
+ */
+export function decideOutcome(input: {
+  agent: Classification;
+  exhausted: boolean;
+  tasksDone: string[];
+  gatesPassed?: boolean;
+}): { outcome: IterationOutcome; reason: string } {
+  if (input.agent.kind !== 'ok') {
+    const reason = input.agent.reason;
+    return { outcome: 'fail', reason: input.exhausted ? `agent still failing after retries: ${reason}` : reason };
+  }
+  if (input.gatesPassed === false) return { outcome: 'fail', reason: 'quality gates failed' };
+  if (input.tasksDone.length > 0) return { outcome: 'pass', reason: `completed ${input.tasksDone.join(', ')}` };
+  return { outcome: 'no_change', reason: 'the task source shows no finished task' };
+}

@@ -1,0 +1,86 @@
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { RalphError } from './errors.ts';
+
+/** The git facts and actions a run needs, through simple-git. */
+export class Git {
+  private readonly git: SimpleGit;
+
+  constructor(readonly cwd: string) {
+    this.git = simpleGit({ baseDir: cwd });
+  }
+
+  /** The work tree's top folder, or undefined outside a git work tree. */
+  async root(): Promise<string | undefined> {
+    try {
+      return (await this.git.revparse(['--show-toplevel'])).trim();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The current branch; undefined on a detached HEAD. */
+  async branch(): Promise<string | undefined> {
+    try {
+      const name = (await this.git.raw(['symbolic-ref', '--short', '-q', 'HEAD'])).trim();
+      return name || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** HEAD's commit, or undefined in a repository without commits. */
+  async head(): Promise<string | undefined> {
+    try {
+      return (await this.git.revparse(['HEAD'])).trim();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Files changed since `base`: committed since then and uncommitted now (commits count as progress). */
+  async changedSince(base: string | undefined): Promise<string[]> {
+    const files = new Set<string>();
+    try {
+      const head = await this.head();
+      if (base && head && base !== head) {
+        for (const line of (await this.git.raw(['diff', '--name-only', `${base}..${head}`])).split('\n')) if (line) files.add(line);
+      }
+      const status = await this.git.status();
+      for (const file of status.files) files.add(file.path);
+    } catch (error) {
+      throw new RalphError(`git could not list changed files: ${(error as Error).message}`);
+    }
+    return [...files].filter((file) => !file.startsWith('.ralph/') && file !== '.ralph.lock').sort();
+  }
+
+  async isDirty(): Promise<boolean> {
+    const status = await this.git.status();
+    return status.files.some((file) => !file.path.startsWith('.ralph/') && file.path !== '.ralph.lock');
+  }
+
+  /** Stages everything and commits with trailers; undefined when there was nothing to commit. */
+  async commitAll(message: string, trailers: Record<string, string>): Promise<string | undefined> {
+    await this.git.add(['-A', '--', '.', ':(exclude).ralph', ':(exclude).ralph.lock']);
+    const staged = (await this.git.diff(['--cached', '--name-only'])).trim();
+    if (!staged) return undefined;
+    const body = Object.entries(trailers)
+      .map(([key, value]) => `${key}: ${value}`)
+      .join('\n');
+    try {
+      await this.git.commit(`${message}\n\n${body}\n`);
+    } catch (error) {
+      throw new RalphError(`git commit failed: ${(error as Error).message.split('\n')[0]}`, {
+        hint: "set a git identity (git config user.name / user.email) or pass --no-commit",
+      });
+    }
+    return this.head();
+  }
+
+  async recentCommits(count: number): Promise<string[]> {
+    try {
+      return (await this.git.raw(['log', '--oneline', `-${count}`])).split('\n').filter(Boolean);
+    } catch {
+      return [];
+    }
+  }
+}

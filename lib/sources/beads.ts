@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { errorMessage } from '../errors.ts';
+import { Bd, type BdIssue } from './bd.ts';
+import type { SourceContext, Snapshot, Task, TaskSource } from './types.ts';
+
+export const DEFAULT_BEADS_PROMPT = '/sp:next';
+const CLARIFY = /\[sp:\d+-clarify\]/i;
+
+/** `001-ralph-automation`, `feat/001-ralph-automation` → `ralph-automation`. */
+export function featureNameFromBranch(branch: string): string {
+  const last = branch.split('/').at(-1) ?? branch;
+  return last.replace(/^\d{8}-\d{6}-/, '').replace(/^\d+-/, '');
+}
+
+/** The epic title the ralph.sh workflow gives a feature branch. */
+export function epicTitleForBranch(branch: string): string {
+  return `Feature: ${featureNameFromBranch(branch)}`;
+}
+
+export function isClosed(issue: { status: string }): boolean {
+  return issue.status === 'closed';
+}
+
+function toTask(issue: BdIssue): Task {
+  return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type } };
+}
+
+function blockersOf(issue: BdIssue): string[] {
+  return (issue.dependencies ?? [])
+    .map((dep) => (typeof dep === 'string' ? { depends_on_id: dep, type: 'blocks' } : dep))
+    .filter((dep) => (dep.type ?? 'blocks') === 'blocks' && dep.depends_on_id && dep.depends_on_id !== issue.id)
+    .map((dep) => dep.depends_on_id!);
+}
+
+/** Beads mode: the epic named by the branch (or --epic), its ready children, through the bd CLI only. */
+export function createBeadsSource(ctx: SourceContext): TaskSource {
+  const bd = new Bd(ctx.deps, ctx.root);
+  let epic: BdIssue | undefined;
+  let children: BdIssue[] = [];
+
+  const source: TaskSource = {
+    name: 'beads',
+    defaultMaxIterations: 50,
+
+    describe: () => (epic ? `epic ${epic.id} "${epic.title}"` : 'beads epic (unresolved)'),
+
+    async check() {
+      const problems: string[] = [];
+      if (!existsSync(path.join(ctx.root, '.beads'))) {
+        problems.push(`beads is not initialised in ${ctx.root} (no .beads/): run 'bd init' first`);
+        return problems;
+      }
+      try {
+        if (ctx.config.epic) {
+          epic = await bd.show(ctx.config.epic);
+          if (!epic) problems.push(`epic ${ctx.config.epic} (from --epic) does not exist in beads`);
+        } else if (!ctx.branch) {
+          problems.push('cannot name the epic: HEAD is detached; check out the feature branch or pass --epic ID');
+        } else {
+          const wanted = epicTitleForBranch(ctx.branch);
+          const matches = (await bd.epics()).filter((candidate) => candidate.title.trim().toLowerCase() === wanted.toLowerCase());
+          if (matches.length === 0) problems.push(`no epic titled "${wanted}" (from branch ${ctx.branch}): create it or pass --epic ID`);
+          else if (matches.length > 1) problems.push(`several epics are titled "${wanted}": ${matches.map((m) => m.id).join(', ')}; pass --epic ID`);
+          else epic = matches[0];
+        }
+        if (epic) {
+          children = await bd.children(epic.id);
+          const clarify = children.find((child) => CLARIFY.test(child.title));
+          if (!clarify) problems.push(`epic ${epic.id} has no clarify phase (a child titled "[sp:NN-clarify] …"): run the clarify phase first`);
+          else if (!isClosed(clarify)) problems.push(`clarify phase ${clarify.id} "${clarify.title}" is ${clarify.status}, not closed: finish /sp:clarify before starting ralph`);
+        }
+      } catch (error) {
+        problems.push(errorMessage(error));
+      }
+      return problems;
+    },
+
+    async recover() {
+      if (!epic) return [];
+      const warnings: string[] = [];
+      children = await bd.children(epic.id);
+      for (const child of children.filter((issue) => issue.status === 'in_progress' && issue.issue_type !== 'epic')) {
+        await bd.setStatus(child.id, 'open');
+        warnings.push(`${child.id} "${child.title}" was left in_progress by an interrupted run; put back to open`);
+      }
+      return warnings;
+    },
+
+    async snapshot(): Promise<Snapshot> {
+      const epicId = epic!.id;
+      children = (await bd.children(epicId)).filter((issue) => issue.issue_type !== 'epic');
+      const ready = (await bd.ready(epicId)).filter((issue) => issue.issue_type !== 'epic');
+      return {
+        ready: ready.map(toTask),
+        remaining: children.filter((issue) => !isClosed(issue)).map(toTask),
+        done: children.filter(isClosed).map(toTask),
+      };
+    },
+
+    async prompt() {
+      return ctx.config.prompt ?? DEFAULT_BEADS_PROMPT;
+    },
+
+    explainStuck(snapshot: Snapshot) {
+      const byId = new Map(children.map((issue) => [issue.id, issue]));
+      const lines = snapshot.remaining.map((task) => {
+        const issue = byId.get(task.id);
+        const waiting = issue ? blockersOf(issue).filter((id) => !isClosed(byId.get(id) ?? { status: 'open' })) : [];
+        const why = waiting.length > 0 ? `, waits for ${waiting.join(', ')}` : task.status === 'in_progress' ? ', claimed by someone else' : '';
+        return `  ${task.id} "${task.title}" (${task.status}${why})`;
+      });
+      return `no task of ${source.describe()} is ready; ${snapshot.remaining.length} remain:\n${lines.join('\n')}`;
+    },
+  };
+  return source;
+}

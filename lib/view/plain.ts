@@ -1,0 +1,111 @@
+import dayjs from 'dayjs';
+import { formatDuration } from '../duration.ts';
+import type { Output } from '../deps.ts';
+import type { EventSink, RunEvent } from '../events.ts';
+import { oneLine } from '../agents/common.ts';
+
+export interface ViewOptions {
+  out: Output;
+  color: boolean;
+  quiet: boolean;
+  verbose: boolean;
+}
+
+const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, dim: 2, bold: 1 } as const;
+type Colour = keyof typeof CODES;
+
+/** Colour only on a TTY and without NO_COLOR. */
+export function useColor(out: Output, env: NodeJS.ProcessEnv): boolean {
+  return Boolean(out.isTTY) && env.NO_COLOR === undefined && env.TERM !== 'dumb';
+}
+
+/** The line-oriented renderer: one timestamped line per event, safe for tmux logs, Makefiles and CI. */
+export class LineView implements EventSink {
+  constructor(private readonly options: ViewOptions) {}
+
+  private paint(colour: Colour, text: string): string {
+    return this.options.color ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text;
+  }
+
+  line(text: string, at: number, colour?: Colour): void {
+    const stamp = this.paint('dim', dayjs(at).format('YYYY-MM-DD HH:mm:ss'));
+    this.options.out.write(`${stamp} ${colour ? this.paint(colour, text) : text}\n`);
+  }
+
+  emit(event: RunEvent, at: number): void {
+    const quiet = this.options.quiet;
+    switch (event.type) {
+      case 'session_start':
+        if (!quiet) this.line(`ralph ${event.sessionId}: ${event.source} mode, ${event.target}, agent ${event.agent}, up to ${event.maxIterations} iterations`, at, 'bold');
+        if (!quiet) this.line(`logs: ${event.logDir}`, at, 'dim');
+        break;
+      case 'info':
+        if (!quiet) this.line(event.message, at);
+        break;
+      case 'warning':
+        this.line(`warning: ${event.message}`, at, 'yellow');
+        break;
+      case 'iteration_start':
+        if (!quiet) this.line(`iteration ${event.iteration}/${event.maxIterations}: ${event.task.id} ${event.task.title}`, at, 'cyan');
+        break;
+      case 'agent':
+        if (!quiet) this.agentEvent(event.event, at);
+        break;
+      case 'attempt_failed':
+        this.line(`attempt ${event.attempt} failed (${event.kind}): ${event.reason}`, at, 'yellow');
+        break;
+      case 'backoff':
+        if (!quiet) this.line(`backing off ${formatDuration(event.delayMs)} before attempt ${event.attempt + 1} (until ${dayjs(event.until).format('HH:mm:ss')})`, at, 'yellow');
+        break;
+      case 'usage_wait':
+        this.line(`usage limit: waiting until ${dayjs(event.until).format('YYYY-MM-DD HH:mm:ss')} (${formatDuration(event.until - at)}): ${event.reason}`, at, 'magenta');
+        break;
+      case 'gates':
+        if (!quiet) this.line(`gates: ${event.results.map((gate) => `${gate.name} ${gate.passed ? 'passed' : 'FAILED'}`).join(', ') || 'none'}`, at);
+        break;
+      case 'iteration_end': {
+        const record = event.record;
+        const colour: Colour = record.outcome === 'pass' ? 'green' : record.outcome === 'fail' ? 'red' : 'yellow';
+        const outcome = record.outcome === 'no_change' ? 'no change' : record.outcome;
+        const done = record.tasksDone.length > 0 ? `, done: ${record.tasksDone.join(' ')}` : '';
+        this.line(`iteration ${record.iteration} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${record.outcome === 'pass' ? '' : ` (${record.reason})`}`, at, colour);
+        break;
+      }
+      case 'session_end': {
+        const summary = event.summary;
+        const colour: Colour = summary.exitCode === 0 ? 'green' : summary.exitCode === 2 ? 'yellow' : 'red';
+        this.line(`${summary.status}: ${summary.message} (${summary.iterations} iterations, ${summary.tasksCompleted} done, ${summary.tasksRemaining} remaining, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
+        break;
+      }
+    }
+  }
+
+  private agentEvent(event: import('../agents/types.ts').AgentEvent, at: number): void {
+    switch (event.kind) {
+      case 'text':
+        if (this.options.verbose) for (const text of event.text.split('\n')) this.line(`  │ ${text}`, at);
+        else if (event.text.trim()) this.line(`  │ ${oneLine(event.text, 200)}`, at);
+        break;
+      case 'tool_call':
+        this.line(`  ↳ ${event.name}${event.summary ? `: ${event.summary}` : ''}`, at, 'blue');
+        break;
+      case 'retry':
+        this.line(`  agent retrying internally${event.status ? ` (HTTP ${event.status})` : ''}${event.attempt ? `, attempt ${event.attempt}` : ''}`, at, 'dim');
+        break;
+      case 'rate_limit':
+        if (event.status === 'rejected') this.line(`  agent hit a usage limit${event.resetsAt ? `, resets ${dayjs(event.resetsAt).format('YYYY-MM-DD HH:mm')}` : ''}`, at, 'magenta');
+        break;
+      case 'result':
+        if (this.options.verbose && event.text) this.line(`  result${event.isError ? ' (error)' : ''}: ${oneLine(event.text, 400)}`, at);
+        break;
+      case 'error':
+        this.line(`  agent error: ${oneLine(event.message, 300)}`, at, 'red');
+        break;
+      case 'other':
+        if (this.options.verbose) this.line(`  ${oneLine(event.text, 300)}`, at, 'dim');
+        break;
+      default:
+        break;
+    }
+  }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env -S npx tsx
+// Entry point: parse argv, run, set the exit code. Signals become one abort; a second Ctrl+C forces.
+import { main } from './lib/cli/main.ts';
+import { runForcedExitCleanups } from './lib/cleanup.ts';
+
+const controller = new AbortController();
+let signals = 0;
+for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(name, () => {
+    signals += 1;
+    if (signals > 1) {
+      process.stderr.write(`ralph: ${name} again: forcing exit\n`);
+      runForcedExitCleanups();
+      process.exit(name === 'SIGTERM' ? 143 : 130);
+    }
+    process.stderr.write(`ralph: ${name} received: stopping the agent (again to force)\n`);
+    controller.abort(name === 'SIGHUP' ? 'SIGTERM' : name);
+  });
+}
+process.on('exit', runForcedExitCleanups);
+
+process.exitCode = await main(process.argv.slice(2), controller.signal);

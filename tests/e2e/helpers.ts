@@ -1,0 +1,201 @@
+// Shared set-up for end-to-end tests: a temp git repo with its own HOME and fake CLIs on PATH,
+// and ralph.ts started through this project's own tsx (never resolved from the temp folder).
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const TSX = path.join(PROJECT, 'node_modules', '.bin', 'tsx');
+export const RALPH = path.join(PROJECT, 'ralph.ts');
+export const FAKES = path.join(PROJECT, 'tests', 'fakes');
+
+export interface Sandbox {
+  root: string;
+  repo: string;
+  home: string;
+  bin: string;
+  agentLog: string;
+  bdLog: string;
+  pidsFile: string;
+  env: NodeJS.ProcessEnv;
+  cleanup(): void;
+}
+
+export interface SandboxOptions {
+  branch?: string;
+  /** Agent names to put on PATH as the fake agent (default: claude). */
+  agents?: string[];
+  bd?: boolean;
+  /** Leave git identity unset. */
+  noIdentity?: boolean;
+}
+
+function git(cwd: string, args: string[], env: NodeJS.ProcessEnv): void {
+  execFileSync('git', args, { cwd, env, stdio: 'ignore' });
+}
+
+/** A fresh repo on `branch` with one commit, a private HOME and a bin folder of fakes. */
+export function makeSandbox(options: SandboxOptions = {}): Sandbox {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-e2e-'));
+  const repo = path.join(root, 'repo');
+  const home = path.join(root, 'home');
+  const bin = path.join(root, 'bin');
+  for (const dir of [repo, home, bin]) mkdirSync(dir, { recursive: true });
+  for (const agent of options.agents ?? ['claude']) symlinkSync(path.join(FAKES, 'fake-agent.mjs'), path.join(bin, agent));
+  if (options.bd !== false) symlinkSync(path.join(FAKES, 'bd'), path.join(bin, 'bd'));
+  const env: NodeJS.ProcessEnv = {
+    PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    TZ: 'UTC',
+    IS_SANDBOX: '1',
+    GIT_CONFIG_NOSYSTEM: '1',
+    FAKE_AGENT_LOG: path.join(root, 'agent.log'),
+    FAKE_AGENT_STATE: path.join(root, 'agent.state'),
+    FAKE_AGENT_PIDS: path.join(root, 'agent.pids'),
+    FAKE_BD_LOG: path.join(root, 'bd.log'),
+  };
+  if (!options.noIdentity) {
+    env.GIT_AUTHOR_NAME = 'Ralph Test';
+    env.GIT_AUTHOR_EMAIL = 'ralph@example.test';
+    env.GIT_COMMITTER_NAME = 'Ralph Test';
+    env.GIT_COMMITTER_EMAIL = 'ralph@example.test';
+  }
+  const setupEnv = { ...env, GIT_AUTHOR_NAME: 'Ralph Test', GIT_AUTHOR_EMAIL: 'ralph@example.test', GIT_COMMITTER_NAME: 'Ralph Test', GIT_COMMITTER_EMAIL: 'ralph@example.test' };
+  git(repo, ['init', '-q', '-b', options.branch ?? '001-ralph-automation'], setupEnv);
+  writeFileSync(path.join(repo, 'README.md'), '# sample project\n');
+  writeFileSync(path.join(repo, '.gitignore'), '.ralph/\n.ralph.lock\n.beads/\n');
+  git(repo, ['add', '-A'], setupEnv);
+  git(repo, ['commit', '-q', '-m', 'initial'], setupEnv);
+  return {
+    root,
+    repo,
+    home,
+    bin,
+    agentLog: env.FAKE_AGENT_LOG!,
+    bdLog: env.FAKE_BD_LOG!,
+    pidsFile: env.FAKE_AGENT_PIDS!,
+    env,
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+export interface SeedIssue {
+  id: string;
+  title: string;
+  status?: string;
+  priority?: number;
+  issue_type?: string;
+  parent?: string;
+  dependencies?: Array<string | Record<string, string>>;
+  assignee?: string;
+}
+
+/** Writes the fake bd database (see tests/fakes/bd for the shape). */
+export function seedBeads(sandbox: Sandbox, issues: SeedIssue[], prefix = 'ws'): void {
+  mkdirSync(path.join(sandbox.repo, '.beads'), { recursive: true });
+  writeFileSync(path.join(sandbox.repo, '.beads', 'fake-db.json'), JSON.stringify({ prefix, issues }, null, 2));
+}
+
+/** The standard ralph.sh epic: a closed clarify phase and `count` ready-in-order tasks. */
+export function standardEpic(count = 3, clarifyStatus = 'closed'): SeedIssue[] {
+  const issues: SeedIssue[] = [
+    { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
+    { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: clarifyStatus, priority: 1 },
+  ];
+  for (let index = 0; index < count; index += 1) {
+    const id = `ws-9w6.${index + 2}`;
+    issues.push({ id, title: `Task ${index + 1}: build part ${index + 1}`, parent: 'ws-9w6', priority: 2, dependencies: index === 0 ? [] : [`ws-9w6.${index + 1}`] });
+  }
+  return issues;
+}
+
+export function readBeads(sandbox: Sandbox): Array<SeedIssue & { status: string }> {
+  return (JSON.parse(readFileSync(path.join(sandbox.repo, '.beads', 'fake-db.json'), 'utf8')) as { issues: Array<SeedIssue & { status: string }> }).issues;
+}
+
+export function scenario(sandbox: Sandbox, steps: unknown[]): void {
+  const file = path.join(sandbox.root, 'scenario.json');
+  writeFileSync(file, JSON.stringify({ steps }));
+  sandbox.env.FAKE_AGENT_SCENARIO = file;
+}
+
+/** A step in which the agent closes a beads task and answers like the recorded success. */
+export function closeStep(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { run: [['bd', 'close', id, '--reason', 'implemented by the fake agent', '--json']], replay: 'claude-ok.jsonl', ...extra };
+}
+
+export interface AgentCall {
+  name: string;
+  call: number;
+  argv: string[];
+  stdin: string;
+  cwd: string;
+  env: Record<string, string>;
+  pid: number;
+}
+
+export function agentCalls(sandbox: Sandbox): AgentCall[] {
+  if (!existsSync(sandbox.agentLog)) return [];
+  return readFileSync(sandbox.agentLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as AgentCall);
+}
+
+export function bdCalls(sandbox: Sandbox): string[][] {
+  if (!existsSync(sandbox.bdLog)) return [];
+  return readFileSync(sandbox.bdLog, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { argv: string[] }).argv);
+}
+
+export interface RalphResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts ralph.ts in the sandbox repo; resolves when it exits. */
+export function startRalph(sandbox: Sandbox, args: string[], extraEnv: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<RalphResult>; output: () => { stdout: string; stderr: string } } {
+  const child = spawn(TSX, [RALPH, ...args], { cwd: sandbox.repo, env: { ...sandbox.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<RalphResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done, output: () => ({ stdout, stderr }) };
+}
+
+export function runRalph(sandbox: Sandbox, args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<RalphResult> {
+  return startRalph(sandbox, args, extraEnv).done;
+}
+
+/** Polls until `check` is true (or throws after `timeoutMs`). */
+export async function waitFor(check: () => boolean, timeoutMs = 15_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+export function agentPids(sandbox: Sandbox): number[] {
+  if (!existsSync(sandbox.pidsFile)) return [];
+  return readFileSync(sandbox.pidsFile, 'utf8').split('\n').filter(Boolean).map(Number);
+}
+
+/** Fast backoff for tests: retries take milliseconds. */
+export const FAST = ['--retry-delay', '10ms', '--retry-max-delay', '50ms', '--kill-grace', '500ms'];

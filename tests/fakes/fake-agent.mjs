@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// A scripted stand-in for every agent CLI (claude, codex, gemini, …), replaying recorded real output.
+// It logs each call (argv, stdin, selected env) to FAKE_AGENT_LOG and follows FAKE_AGENT_SCENARIO:
+//   { "steps": [step, …] }   call n uses steps[n] (the last step repeats)
+// step fields (all optional):
+//   replay: recording file (relative to tests/fixtures/recordings) printed line by line on stdout
+//   lines: extra stdout lines (after replay); "__RESET_EPOCH__" becomes now + resetInSeconds (epoch s)
+//   stderr: text for stderr;  exit: exit code (default 0);  delayMs: pause between lines
+//   run: commands to execute first, without a shell, e.g. [["bd","close","x.1","--reason","done","--json"]]
+//   edit: [{ file, from, to }] string replacements in files (relative to cwd), e.g. ticking a checkbox
+//   write: { "path": "content" } files to write (relative to cwd)
+//   hang: true → after the output, sleep until killed;  ignoreTerm: true → ignore SIGTERM
+//   grandchild: true → start a grandchild that ignores SIGTERM and sleeps; its pid goes to FAKE_AGENT_PIDS
+//   marker: a line printed on stderr once the step started (tests wait for it before signalling)
+//   bytes/lineBytes: flood stdout with that many bytes of assistant events of about lineBytes each
+import { appendFileSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const recordings = path.join(here, '..', 'fixtures', 'recordings');
+const name = path.basename(process.argv[1] ?? 'agent');
+const args = process.argv.slice(2);
+const env = process.env;
+
+let stdin = '';
+try {
+  stdin = readFileSync(0, 'utf8');
+} catch {
+  stdin = '';
+}
+
+const statePath = env.FAKE_AGENT_STATE ?? path.join(process.cwd(), '.fake-agent-state');
+let call = 0;
+try {
+  call = Number(readFileSync(statePath, 'utf8')) || 0;
+} catch {
+  call = 0;
+}
+writeFileSync(statePath, String(call + 1));
+
+if (env.FAKE_AGENT_LOG) {
+  const picked = {};
+  for (const key of ['IS_SANDBOX', 'SPECIFY_FEATURE_DIRECTORY', 'CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'RALPH_SECRET_PROBE']) if (env[key] !== undefined) picked[key] = env[key];
+  appendFileSync(env.FAKE_AGENT_LOG, JSON.stringify({ name, call, argv: args, stdin, cwd: process.cwd(), env: picked, pid: process.pid, time: new Date().toISOString() }) + '\n');
+}
+
+// Like the real claude: refuses to skip permissions as root outside a declared sandbox.
+if (name === 'claude' && args.includes('--dangerously-skip-permissions') && process.getuid?.() === 0 && env.IS_SANDBOX !== '1') {
+  process.stderr.write('--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n');
+  process.exit(1);
+}
+
+let scenario = { steps: [{ replay: 'claude-ok.jsonl' }] };
+if (env.FAKE_AGENT_SCENARIO) scenario = JSON.parse(readFileSync(env.FAKE_AGENT_SCENARIO, 'utf8'));
+const steps = scenario.steps ?? [];
+const step = steps[Math.min(call, steps.length - 1)] ?? {};
+
+if (step.ignoreTerm) process.on('SIGTERM', () => {});
+if (step.marker) process.stderr.write(step.marker + '\n');
+
+for (const command of step.run ?? []) {
+  try {
+    execFileSync(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'inherit'] });
+  } catch (error) {
+    process.stderr.write(`fake-agent: ${command.join(' ')} failed: ${error.message}\n`);
+  }
+}
+for (const change of step.edit ?? []) {
+  const file = path.resolve(change.file);
+  const text = readFileSync(file, 'utf8');
+  writeFileSync(file, text.replace(change.from, change.to));
+}
+for (const [file, content] of Object.entries(step.write ?? {})) writeFileSync(path.resolve(file), content);
+
+if (step.grandchild) {
+  const child = spawn(process.execPath, ['-e', "process.on('SIGTERM',()=>{}); setInterval(()=>{}, 1000)"], { stdio: 'ignore' });
+  if (env.FAKE_AGENT_PIDS) appendFileSync(env.FAKE_AGENT_PIDS, `${child.pid}\n`);
+}
+if (env.FAKE_AGENT_PIDS) appendFileSync(env.FAKE_AGENT_PIDS, `${process.pid}\n`);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const reset = String(Math.floor(Date.now() / 1000) + (step.resetInSeconds ?? 0));
+
+const lines = [];
+if (step.replay) {
+  const file = path.isAbsolute(step.replay) ? step.replay : path.join(recordings, step.replay);
+  if (!existsSync(file)) {
+    process.stderr.write(`fake-agent: no recording ${file}\n`);
+    process.exit(99);
+  }
+  lines.push(...readFileSync(file, 'utf8').split('\n').filter((line) => line.length > 0));
+}
+lines.push(...(step.lines ?? []));
+
+function write(text) {
+  return new Promise((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once('drain', resolve)));
+}
+
+for (const line of lines) {
+  await write(line.replaceAll('__RESET_EPOCH__', reset) + '\n');
+  if (step.delayMs) await sleep(step.delayMs);
+}
+if (step.bytes) {
+  const size = step.lineBytes ?? 4096;
+  const text = 'x'.repeat(Math.max(1, size - 120));
+  const line = JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text }] } }) + '\n';
+  for (let sent = 0; sent < step.bytes; sent += line.length) await write(line);
+  await write(readFileSync(path.join(recordings, 'claude-ok.jsonl'), 'utf8').split('\n').at(-2) + '\n');
+}
+if (step.stderr) process.stderr.write(step.stderr.endsWith('\n') ? step.stderr : step.stderr + '\n');
+if (step.hang) {
+  setInterval(() => {}, 1000);
+} else {
+  process.exitCode = step.exit ?? 0;
+}
