@@ -38,6 +38,18 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   const bd = new Bd(ctx.deps, ctx.root);
   let epic: BdIssue | undefined;
   let children: BdIssue[] = [];
+  // True right after a snapshot: its children list is current, so claim() needs no extra bd call.
+  let fresh = false;
+
+  /** Our own agent is the only one working (we hold the lock): anything it left in_progress is orphaned. */
+  const reopenOrphans = async (reason: string): Promise<string[]> => {
+    const warnings: string[] = [];
+    for (const child of children.filter((issue) => issue.status === 'in_progress' && issue.issue_type !== 'epic')) {
+      await bd.setStatus(child.id, 'open');
+      warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}; put back to open`);
+    }
+    return warnings;
+  };
 
   const source: TaskSource = {
     name: 'beads',
@@ -78,19 +90,22 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
 
     async recover() {
       if (!epic) return [];
-      const warnings: string[] = [];
       children = await bd.children(epic.id);
-      for (const child of children.filter((issue) => issue.status === 'in_progress' && issue.issue_type !== 'epic')) {
-        await bd.setStatus(child.id, 'open');
-        warnings.push(`${child.id} "${child.title}" was left in_progress by an interrupted run; put back to open`);
-      }
-      return warnings;
+      return reopenOrphans('an interrupted run');
+    },
+
+    async claim() {
+      // Before a retry, the failed attempt may have claimed a task; /sp:next only sees open ones.
+      if (!fresh && epic) children = await bd.children(epic.id);
+      fresh = false;
+      for (const message of await reopenOrphans('the failed attempt')) ctx.warn(message);
     },
 
     async snapshot(): Promise<Snapshot> {
       const epicId = epic!.id;
       children = (await bd.children(epicId)).filter((issue) => issue.issue_type !== 'epic');
       const ready = (await bd.ready(epicId)).filter((issue) => issue.issue_type !== 'epic');
+      fresh = true;
       return {
         ready: ready.map(toTask),
         remaining: children.filter((issue) => !isClosed(issue)).map(toTask),

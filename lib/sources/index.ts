@@ -3,26 +3,28 @@ import path from 'node:path';
 import type { SourceName } from '../config.ts';
 import { RalphError } from '../errors.ts';
 import { createBeadsSource } from './beads.ts';
-import { createSpeckitSource, detectSpeckit } from './speckit/index.ts';
-import { createPrdSource, detectPrd } from './prd/source.ts';
 import type { SourceContext, TaskSource } from './types.ts';
 
+// Spec Kit and PRD modules load only when used: start-up stays fast in beads mode.
+const speckit = () => import('./speckit/index.ts');
+const prd = () => import('./prd/source.ts');
+
 /** Picks the source when --source is absent: .beads/ → beads, then Spec Kit, then prd.json. */
-export function detectSource(root: string, extra: { prd?: string } = {}): SourceName | undefined {
+export async function detectSource(root: string, extra: { prd?: string } = {}): Promise<SourceName | undefined> {
   if (existsSync(path.join(root, '.beads'))) return 'beads';
-  if (detectSpeckit(root)) return 'speckit';
-  if (extra.prd || detectPrd(root)) return 'prd';
+  if ((await speckit()).detectSpeckit(root)) return 'speckit';
+  if (extra.prd || (await prd()).detectPrd(root)) return 'prd';
   return undefined;
 }
 
-export function createSource(name: SourceName, ctx: SourceContext): TaskSource {
+export async function createSource(name: SourceName, ctx: SourceContext): Promise<TaskSource> {
   switch (name) {
     case 'beads':
       return createBeadsSource(ctx);
     case 'speckit':
-      return createSpeckitSource(ctx);
+      return (await speckit()).createSpeckitSource(ctx);
     case 'prd':
-      return createPrdSource(ctx);
+      return (await prd()).createPrdSource(ctx);
   }
 }
 

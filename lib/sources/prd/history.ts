@@ -1,0 +1,105 @@
+// One JSON record per iteration under .rulebook-ralph/history/iteration-<N>.json: what `ralph resume`,
+// `status` and `report` read back, and what keeps iteration numbers unique across runs.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from '../../fs-atomic.ts';
+
+export const STATE_DIR = '.rulebook-ralph';
+
+export interface GateMetric {
+  name: string;
+  command: string;
+  passed: boolean;
+  exitCode: number;
+  durationMs: number;
+  timedOut?: boolean;
+  /** Kept for failed gates only, so the record explains the failure. */
+  outputTail?: string;
+}
+
+export interface QualityMetrics {
+  /** Gates ralph ran after the agent. */
+  gates: GateMetric[];
+  gatesPassed: number;
+  gatesFailed: number;
+  /** True when every gate passed (and vacuously when none ran). */
+  allPassed: boolean;
+  /** What the agent said about its own checks; informative only. */
+  reported: Array<{ name: string; passed: boolean; detail?: string }>;
+}
+
+export type CompletionStatus = 'completed' | 'failed' | 'partial';
+
+export interface HistoryRecord {
+  iterationNumber: number;
+  /** ISO time the record was written. */
+  timestamp: string;
+  sessionId?: string;
+  taskId: string;
+  taskTitle: string;
+  /** Ids of the tasks the iteration worked on. */
+  tasksAttempted: string[];
+  /** Ids of the tasks it completed. */
+  tasksCompleted: string[];
+  failedCount: number;
+  qualityMetrics: QualityMetrics;
+  durationMs: number;
+  agent: string;
+  commit: string | null;
+  learnings: string[];
+  completionStatus: CompletionStatus;
+  reason: string;
+  summary?: string;
+  commitMessages?: string[];
+  contextLoss?: string[];
+}
+
+export function historyDir(root: string): string {
+  return path.join(root, STATE_DIR, 'history');
+}
+
+export function historyFile(root: string, iteration: number): string {
+  return path.join(historyDir(root), `iteration-${iteration}.json`);
+}
+
+function recordNumbers(root: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(historyDir(root));
+  } catch {
+    return [];
+  }
+  return names
+    .map((name) => /^iteration-(\d+)\.json$/.exec(name)?.[1])
+    .filter((digits): digits is string => digits !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+/** The highest recorded iteration number (0 when none); counts unreadable records too. */
+export function lastHistoryIteration(root: string): number {
+  return recordNumbers(root).at(-1) ?? 0;
+}
+
+/** Every readable record, oldest first; unreadable or foreign files are skipped. */
+export function readHistory(root: string): HistoryRecord[] {
+  const records: HistoryRecord[] = [];
+  for (const number of recordNumbers(root)) {
+    try {
+      const data: unknown = JSON.parse(readFileSync(historyFile(root, number), 'utf8'));
+      if (typeof data === 'object' && data !== null && typeof (data as HistoryRecord).iterationNumber === 'number') {
+        records.push(data as HistoryRecord);
+      }
+    } catch {
+      // a record cut short by a crash must not stop a resume
+    }
+  }
+  return records;
+}
+
+/** Writes one record atomically; returns its path. */
+export function writeHistoryRecord(root: string, record: HistoryRecord): string {
+  const file = historyFile(root, record.iterationNumber);
+  writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`);
+  return file;
+}

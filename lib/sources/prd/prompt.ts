@@ -1,0 +1,58 @@
+// The PRD prompt: templates/prd-prompt.md filled with the task, the bounded progress history, the last
+// commits and the gates ralph will run.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { GateCommand } from '../../gates.ts';
+import type { PrdItem } from './schema.ts';
+
+export const PRD_TEMPLATE = fileURLToPath(new URL('../../../templates/prd-prompt.md', import.meta.url));
+
+/** Replaces `{{name}}` in one pass, so values that contain braces are never expanded again. */
+export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => values[name] ?? whole);
+}
+
+export interface PrdPromptInput {
+  template: string;
+  iteration: number;
+  maxIterations: number;
+  prdPath: string;
+  progressPath: string;
+  item: Pick<PrdItem, 'id' | 'title' | 'description' | 'priority' | 'estimatedComplexity' | 'acceptanceCriteria' | 'lastError' | 'attempts'>;
+  patterns: string;
+  progress: string;
+  commits: string[];
+  gates: readonly GateCommand[];
+  /** --prompt text, added as extra instructions. */
+  extra?: string;
+}
+
+/** The prompt for one iteration (pure). */
+export function buildPrdPrompt(input: PrdPromptInput): string {
+  const { item } = input;
+  const criteria = item.acceptanceCriteria.length > 0 ? item.acceptanceCriteria.map((line) => `- [ ] ${line}`).join('\n') : '- (none listed: the title and description are the whole requirement)';
+  const previous = item.lastError ? `\n\nAn earlier attempt failed (${item.attempts} so far): ${item.lastError}` : '';
+  const gates = input.gates.length > 0 ? input.gates.map((gate) => `   - ${gate.name}: \`${gate.command}\``).join('\n') : '   - (none configured: run the checks this project uses)';
+  const rendered = renderTemplate(input.template, {
+    iteration: String(input.iteration),
+    maxIterations: String(input.maxIterations),
+    prdPath: input.prdPath,
+    progressPath: input.progressPath,
+    taskId: item.id,
+    taskTitle: item.title,
+    taskPriority: item.priority === undefined ? 'unset' : String(item.priority),
+    taskComplexity: item.estimatedComplexity ?? 'unknown',
+    taskDescription: `${item.description?.trim() || '(no description)'}${previous}`,
+    acceptanceCriteria: criteria,
+    gates,
+    patterns: input.patterns.trim() || '(none recorded yet)',
+    progress: input.progress.trim() || '(no progress recorded yet)',
+    commits: input.commits.length > 0 ? input.commits.map((line) => `- ${line}`).join('\n') : '(no commits yet)',
+  });
+  return input.extra?.trim() ? `${rendered.trimEnd()}\n\n## Additional instructions\n\n${input.extra.trim()}\n` : rendered;
+}
+
+/** Reads the template file. */
+export function loadPrdTemplate(file = PRD_TEMPLATE): string {
+  return readFileSync(file, 'utf8');
+}

@@ -1,0 +1,260 @@
+// progress.txt entries and the ralph-tasks.json mirror: pure text and data, written by index.ts.
+import type { ParsedTasks } from './parse.ts';
+
+export const PROGRESS_FILE = 'progress.txt';
+export const TRACKING_FILE = 'ralph-tasks.json';
+/** Consecutive failed iterations of one task before it is set aside. */
+export const SKIP_AFTER = 3;
+
+export type EntryStatus = 'completed' | 'failed' | 'skipped';
+
+export const STATUS_TEXT: Record<EntryStatus, string> = {
+  completed: '✅ Completed',
+  failed: '❌ Failed',
+  skipped: '⏭️ Skipped',
+};
+
+const ITERATION_HEADING = /^## Iteration (\d+)\b/;
+
+/** The top of a new progress.txt: title, feature, start time and the Codebase Patterns section. */
+export function progressHeader(input: { feature: string; tasksPath: string; started: string }): string {
+  return [
+    '# Ralph Progress Log',
+    `Feature: ${input.feature}`,
+    `Tasks: ${input.tasksPath}`,
+    `Started: ${input.started}`,
+    '',
+    '## Codebase Patterns',
+    '<!-- Reusable patterns for this codebase, most useful first. Agents read this section before anything else. -->',
+    '',
+    '---',
+    '',
+  ].join('\n');
+}
+
+/** Marks where one run of ralph begins; iterations of that run follow it. */
+export function sessionHeader(input: { sessionId: string; started: string; firstIteration: number }): string {
+  return [`## Session ${input.started} (run ${input.sessionId})`, `Starting at iteration ${input.firstIteration}.`, '', '---', ''].join('\n');
+}
+
+export interface EntryInput {
+  iteration: number;
+  timestamp: string;
+  task: { id: string; title: string };
+  status: EntryStatus;
+  /** Why the iteration failed, or why the task was skipped. */
+  reason?: string;
+  tasksDone: readonly string[];
+  filesChanged: readonly string[];
+  learnings?: string;
+  commit?: string;
+  duration?: string;
+  note?: string;
+}
+
+function indent(block: string): string[] {
+  return block.split('\n').map((line) => (line.trim() ? `  ${line}` : ''));
+}
+
+/** One `## Iteration N - <timestamp>` entry, ending with `---`. */
+export function iterationEntry(input: EntryInput): string {
+  const lines = [`## Iteration ${input.iteration} - ${input.timestamp}`, `- Task: ${input.task.id} ${input.task.title}`, `- Status: ${STATUS_TEXT[input.status]}`];
+  if (input.reason && input.status !== 'completed') lines.push(`- Reason: ${input.reason}`);
+  lines.push(`- Tasks completed: ${input.tasksDone.length > 0 ? input.tasksDone.join(', ') : 'none'}`);
+  if (input.filesChanged.length > 0) {
+    lines.push('- Files changed:', ...input.filesChanged.map((file) => `  - ${file}`));
+  } else {
+    lines.push('- Files changed: none');
+  }
+  if (input.commit) lines.push(`- Commit: ${input.commit}`);
+  if (input.duration) lines.push(`- Duration: ${input.duration}`);
+  if (input.note) lines.push(`- Note: ${input.note}`);
+  if (input.learnings?.trim()) lines.push('- Learnings:', ...indent(input.learnings.trim()));
+  else lines.push('- Learnings: none reported');
+  lines.push('', '---', '');
+  return lines.join('\n');
+}
+
+/** The highest iteration number recorded in progress.txt (0 when none). */
+export function lastIterationNumber(progress: string): number {
+  let last = 0;
+  for (const line of progress.split(/\r?\n/)) {
+    const match = ITERATION_HEADING.exec(line);
+    if (match) last = Math.max(last, Number(match[1]));
+  }
+  return last;
+}
+
+const LEARNING_WORD = String.raw`\b(?:learnings?|learned|lessons?)\b`;
+const LEARNING_HEADING = new RegExp(String.raw`^(#{1,6})\s+.*${LEARNING_WORD}`, 'i');
+/** `Learnings:`, `**Key learnings:**`, `- **What I learned**: text`, `**Learnings**` alone on a line. */
+const LEARNING_LABEL = new RegExp(
+  String.raw`^\s*(?:[-*]\s+)?(?:\*\*|__)?[^:*_\n]{0,40}${LEARNING_WORD}[^:*_\n]{0,20}(?:(?:\*\*|__)?\s*:\s*(?:\*\*|__)?|(?:\*\*|__)\s*$)\s*(.*)$`,
+  'i',
+);
+const LABEL_LINE = /^\s*(?:[-*]\s+)?(?:\*\*|__)[^*_\n]{1,60}(?:\*\*|__)\s*:?\s*$|^\s*(?:\*\*|__)[^*_\n]{1,60}:\s*(?:\*\*|__)/;
+const MAX_LEARNING_LINES = 40;
+const TOKEN = /<promise>\s*COMPLETE\s*<\/promise>/i;
+
+/**
+ * The agent's learnings: the part of its final answer under a `Learnings` / `Key learnings` / `What I
+ * learned` / `Lessons learned` heading or label, up to the next heading or bold label.
+ */
+export function extractLearnings(agentText: string): string | undefined {
+  const lines = agentText.replace(/\r/g, '').split('\n');
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index]!;
+    const heading = LEARNING_HEADING.exec(line);
+    const label = heading ? undefined : LEARNING_LABEL.exec(line);
+    if (!heading && !label) continue;
+    const level = heading ? heading[1]!.length : 7;
+    const body: string[] = [];
+    const inline = label?.[1]?.trim();
+    if (inline) body.push(inline);
+    let fence = false;
+    for (let next = index + 1; next < lines.length && body.length < MAX_LEARNING_LINES; next += 1) {
+      const text = lines[next]!;
+      if (/^\s*(```|~~~)/.test(text)) fence = !fence;
+      else if (!fence) {
+        const nextHeading = /^(#{1,6})\s/.exec(text);
+        if (nextHeading && nextHeading[1]!.length <= level) break;
+        if (!heading && LABEL_LINE.test(text)) break;
+        if (TOKEN.test(text)) break;
+        // A label's section is its list; a plain paragraph after a blank line is the answer going on.
+        if (!heading && !text.trim() && !/^\s*(?:[-*+]|\d+[.)])\s|^\s{2,}\S/.test(lines.slice(next + 1).find((rest) => rest.trim()) ?? '')) break;
+      }
+      body.push(text);
+    }
+    const trimmed = body.join('\n').replace(new RegExp(TOKEN.source, 'gi'), '[completion token]').trim();
+    if (trimmed) return trimmed;
+  }
+  return undefined;
+}
+
+export interface TrackedTask {
+  id: string;
+  title: string;
+  phase?: string;
+  story?: string;
+  status: 'open' | 'done' | 'skipped';
+  /** Iterations that worked on this task. */
+  attempts: number;
+  /** Failed iterations in total. */
+  failures: number;
+  /** Failed iterations in a row, reset by any passing iteration on the task or an iteration on another task. */
+  consecutiveFailures: number;
+  skipped: boolean;
+  lastIteration?: number;
+  lastOutcome?: 'pass' | 'fail' | 'no_change';
+}
+
+export interface Tracking {
+  version: 1;
+  feature: string;
+  tasksFile: string;
+  updatedAt: string;
+  lastIteration: number;
+  /** The task an iteration is working on right now (cleared when it is recorded). */
+  current?: { taskId: string; iteration: number; startedAt: string };
+  summary: { total: number; done: number; open: number; skipped: number };
+  tasks: TrackedTask[];
+}
+
+export function emptyTracking(feature: string, tasksFile: string, now: string): Tracking {
+  return { version: 1, feature, tasksFile, updatedAt: now, lastIteration: 0, summary: { total: 0, done: 0, open: 0, skipped: 0 }, tasks: [] };
+}
+
+/** Reads ralph-tasks.json; anything unreadable starts afresh (it is a mirror, tasks.md is the truth). */
+export function parseTracking(text: string | undefined, feature: string, tasksFile: string, now: string): Tracking {
+  const fresh = emptyTracking(feature, tasksFile, now);
+  if (!text) return fresh;
+  try {
+    const data = JSON.parse(text) as Partial<Tracking>;
+    if (data.version !== 1 || !Array.isArray(data.tasks)) return fresh;
+    const tasks = data.tasks
+      .filter((task): task is TrackedTask => typeof task === 'object' && task !== null && typeof task.id === 'string')
+      .map((task) => ({
+        ...task,
+        attempts: Number(task.attempts) || 0,
+        failures: Number(task.failures) || 0,
+        consecutiveFailures: Number(task.consecutiveFailures) || 0,
+        skipped: task.skipped === true,
+      }));
+    return { ...fresh, lastIteration: Number(data.lastIteration) || 0, current: data.current, tasks };
+  } catch {
+    return fresh;
+  }
+}
+
+/** Mirrors tasks.md into the tracking data: new tasks added, removed ones dropped, counters kept. */
+export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: string): Tracking {
+  const previous = new Map(tracking.tasks.map((task) => [task.id, task]));
+  const tasks = parsed.tasks.map((task): TrackedTask => {
+    const before = previous.get(task.id);
+    const skipped = !task.done && (before?.skipped ?? false);
+    return {
+      id: task.id,
+      title: task.title,
+      phase: parsed.groups[task.group]?.heading,
+      story: task.story,
+      status: task.done ? 'done' : skipped ? 'skipped' : 'open',
+      attempts: before?.attempts ?? 0,
+      failures: before?.failures ?? 0,
+      consecutiveFailures: task.done ? 0 : (before?.consecutiveFailures ?? 0),
+      skipped,
+      lastIteration: before?.lastIteration,
+      lastOutcome: before?.lastOutcome,
+    };
+  });
+  const count = (status: TrackedTask['status']): number => tasks.filter((task) => task.status === status).length;
+  return {
+    ...tracking,
+    updatedAt: now,
+    tasks,
+    summary: { total: tasks.length, done: count('done'), open: count('open'), skipped: count('skipped') },
+  };
+}
+
+/**
+ * Records one iteration. In Spec Kit mode an iteration that finished no checkbox is a failure whatever
+ * the agent said; the same task failing SKIP_AFTER iterations in a row is set aside.
+ */
+export function recordIteration(
+  tracking: Tracking,
+  result: { iteration: number; taskId: string; kind: 'pass' | 'fail' | 'no_change'; tasksDone: readonly string[] },
+): { tracking: Tracking; newlySkipped: boolean; consecutiveFailures: number } {
+  let newlySkipped = false;
+  let consecutiveFailures = 0;
+  const done = new Set(result.tasksDone);
+  const tasks = tracking.tasks.map((task): TrackedTask => {
+    if (task.id !== result.taskId) {
+      // Another task's run of failures is broken by this iteration.
+      return done.has(task.id) ? { ...task, consecutiveFailures: 0 } : { ...task, consecutiveFailures: task.skipped ? task.consecutiveFailures : 0 };
+    }
+    const failed = result.kind !== 'pass';
+    const next: TrackedTask = {
+      ...task,
+      attempts: task.attempts + 1,
+      failures: task.failures + (failed ? 1 : 0),
+      consecutiveFailures: failed ? task.consecutiveFailures + 1 : 0,
+      lastIteration: result.iteration,
+      lastOutcome: result.kind,
+    };
+    consecutiveFailures = next.consecutiveFailures;
+    if (failed && !task.skipped && next.consecutiveFailures >= SKIP_AFTER && task.status !== 'done') {
+      next.skipped = true;
+      next.status = 'skipped';
+      newlySkipped = true;
+    }
+    return next;
+  });
+  const { current: _current, ...rest } = tracking;
+  return { tracking: { ...rest, tasks, lastIteration: Math.max(tracking.lastIteration, result.iteration) }, newlySkipped, consecutiveFailures };
+}
+
+/** Gives tasks set aside by an earlier run a fresh start; returns the ids it released. */
+export function releaseSkipped(tracking: Tracking): { tracking: Tracking; released: string[] } {
+  const released = tracking.tasks.filter((task) => task.skipped).map((task) => task.id);
+  const tasks = tracking.tasks.map((task) => (task.skipped ? { ...task, skipped: false, consecutiveFailures: 0, status: 'open' as const } : task));
+  return { tracking: { ...tracking, tasks }, released };
+}

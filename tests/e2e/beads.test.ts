@@ -1,0 +1,282 @@
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentCalls, agentPids, bdCalls, closeStep, FAST, makeSandbox, pidAlive, readBeads, runRalph, scenario, seedBeads, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
+
+let sandbox: Sandbox;
+afterEach(() => sandbox?.cleanup());
+
+const statusOf = (box: Sandbox, id: string) => readBeads(box).find((issue) => issue.id === id)?.status;
+const lockPath = (box: Sandbox) => path.join(box.repo, '.ralph.lock');
+
+describe('beads mode, end to end', () => {
+  it('works through the epic task by task and exits 0 with a JSON summary', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(3));
+    scenario(sandbox, [closeStep('ws-9w6.2'), closeStep('ws-9w6.3'), closeStep('ws-9w6.4')]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({ status: 'completed', exitCode: 0, iterations: 3, tasksCompleted: 3, tasksRemaining: 0 });
+    expect(summary.startedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect((summary.records as Array<{ taskId: string; outcome: string }>).map((r) => [r.taskId, r.outcome])).toEqual([
+      ['ws-9w6.2', 'pass'],
+      ['ws-9w6.3', 'pass'],
+      ['ws-9w6.4', 'pass'],
+    ]);
+    // The agent got exactly the ralph.sh command, the prompt on stdin, and no nested-session variables.
+    const calls = agentCalls(sandbox);
+    expect(calls).toHaveLength(3);
+    expect(calls[0]!.argv).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions']);
+    expect(calls[0]!.stdin).toBe('/sp:next');
+    expect(calls[0]!.env.CLAUDECODE).toBeUndefined();
+    // ralph asked bd only through its CLI with --json and --limit 0.
+    const ready = bdCalls(sandbox).filter((argv) => argv[0] === 'ready');
+    expect(ready[0]).toEqual(['ready', '--parent', 'ws-9w6', '--limit', '0', '--exclude-type', 'epic', '--json']);
+    expect(bdCalls(sandbox).every((argv) => argv.includes('--json'))).toBe(true);
+    // Plain timestamped lines off a TTY, no control codes; iteration lines and summaries.
+    expect(result.stderr).not.toMatch(/\u001b\[/);
+    expect(result.stderr).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d iteration 1\/50: ws-9w6\.2 Task 1: build part 1$/m);
+    expect(result.stderr).toMatch(/iteration 1 ws-9w6\.2: pass in /);
+    expect(result.stderr).toMatch(/completed: all tasks of epic ws-9w6/);
+    // Raw stream kept per iteration; lock released.
+    const sessions = readdirSync(path.join(sandbox.repo, '.ralph', 'logs'));
+    expect(readFileSync(path.join(sandbox.repo, '.ralph', 'logs', sessions[0]!, 'iteration-1.jsonl'), 'utf8')).toContain('"type":"result"');
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+  });
+
+  it('exits 2 at the iteration limit with tasks remaining', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(3));
+    scenario(sandbox, [closeStep('ws-9w6.2'), closeStep('ws-9w6.3')]);
+    const result = await runRalph(sandbox, ['--max-iterations', '2', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'limit_reached', iterations: 2, tasksCompleted: 2, tasksRemaining: 1 });
+    expect(statusOf(sandbox, 'ws-9w6.4')).toBe('open');
+  });
+
+  it('reads the limit from RALPH_MAX_ITERATIONS and ralph.config.json, flags first', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(3));
+    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ maxIterations: 3, retryDelay: '10ms' }));
+    scenario(sandbox, [closeStep('ws-9w6.2'), closeStep('ws-9w6.3')]);
+    const result = await runRalph(sandbox, ['--json'], { RALPH_MAX_ITERATIONS: '1' });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout).iterations).toBe(1);
+  });
+
+  it('exits 1 explaining why nothing is ready when work remains', async () => {
+    sandbox = makeSandbox();
+    const issues = standardEpic(2);
+    issues.push({ id: 'ws-x1', title: 'Outside blocker', priority: 1 });
+    issues[2]!.dependencies = ['ws-x1'];
+    seedBeads(sandbox, issues);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/no task of epic ws-9w6 .* is ready; 2 remain/);
+    expect(result.stderr).toMatch(/ws-9w6\.2 "Task 1: build part 1" \(open, waits for ws-x1\)/);
+    expect(agentCalls(sandbox)).toHaveLength(0);
+  });
+
+  it('retries a failing agent with backoff, then succeeds in the same iteration', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'claude-429.jsonl', exit: 1 }, { replay: 'claude-529.jsonl', exit: 1 }, closeStep('ws-9w6.2')]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(agentCalls(sandbox)).toHaveLength(3);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.iterations).toBe(1);
+    expect(summary.records[0]).toMatchObject({ attempts: 3, outcome: 'pass' });
+    expect(result.stderr).toMatch(/attempt 1 failed \(transient\): API Error: Request rejected \(429\)/);
+    expect(result.stderr).toMatch(/backing off \d+ms before attempt 2/);
+  });
+
+  it('exits 1 once the retries are spent', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'claude-500.jsonl', exit: 1 }]);
+    const result = await runRalph(sandbox, ['--retries', '3', '--json', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(agentCalls(sandbox)).toHaveLength(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'failed', exitCode: 1 });
+    expect(result.stderr).toMatch(/agent still failing after 3 attempts: API Error: 500/);
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+  });
+
+  it('treats a run that ends without a result as transient (crash)', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'claude-429-retry.jsonl', exit: 0 }, closeStep('ws-9w6.2')]);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/ended without a result/);
+  });
+
+  it('stops at once with a hint when claude refuses to skip permissions as root', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    const env = { ...sandbox.env };
+    delete env.IS_SANDBOX;
+    sandbox.env = env;
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code).toBe(1);
+    if (process.getuid?.() === 0) {
+      expect(agentCalls(sandbox)).toHaveLength(1);
+      expect(result.stderr).toMatch(/agent setup error: --dangerously-skip-permissions cannot be used with root/);
+      expect(result.stderr).toMatch(/hint: .*IS_SANDBOX=1/);
+    }
+  });
+
+  it('reports every failed prerequisite, then exits 1 without touching anything', async () => {
+    sandbox = makeSandbox({ branch: '007-unknown-feature', bd: true, agents: [] });
+    seedBeads(sandbox, standardEpic(1, 'open'));
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/✗ agent CLI 'claude' not found on PATH/);
+    expect(result.stderr).toMatch(/✗ no epic titled "Feature: unknown-feature" \(from branch 007-unknown-feature\)/);
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+    expect(existsSync(path.join(sandbox.repo, '.ralph'))).toBe(false);
+  });
+
+  it('refuses to start while the clarify phase is open, and finds the epic with --epic', async () => {
+    sandbox = makeSandbox({ branch: 'main' });
+    seedBeads(sandbox, standardEpic(1, 'in_progress'));
+    const result = await runRalph(sandbox, ['--epic', 'ws-9w6', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/clarify phase ws-9w6\.1 "\[sp:02-clarify\] Clarify the spec" is in_progress, not closed/);
+  });
+
+  it('tolerates a feat/ prefix on the branch', async () => {
+    sandbox = makeSandbox({ branch: 'feat/001-ralph-automation' });
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [closeStep('ws-9w6.2')]);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
+  });
+
+  it('exits 1 with a one-line error for an unknown flag or bad value', async () => {
+    sandbox = makeSandbox();
+    const unknown = await runRalph(sandbox, ['--max-iteration', '3']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.split('\n')[0]).toBe('ralph: unknown option --max-iteration');
+    const bad = await runRalph(sandbox, ['--retry-delay', 'soon']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.split('\n')[0]).toBe('ralph: --retry-delay: invalid value "soon": expected a duration such as 250ms, 30s, 5m or 2h');
+    const env = await runRalph(sandbox, [], { RALPH_RETRIES: 'x' });
+    expect(env.stderr.split('\n')[0]).toBe('ralph: RALPH_RETRIES: invalid value "x": expected a whole number');
+  });
+
+  it('--dry-run explains the run without taking the lock, running the agent or writing files', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(2));
+    const result = await runRalph(sandbox, ['--dry-run', '--model', 'opus']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('source: beads, epic ws-9w6 "Feature: ralph-automation"');
+    expect(result.stdout).toMatch(/1\. ws-9w6\.2 Task 1: build part 1/);
+    expect(result.stdout).toContain('agent: claude -p --output-format stream-json --verbose --dangerously-skip-permissions --model opus < prompt on stdin');
+    expect(result.stdout).toContain('  | /sp:next');
+    expect(result.stdout).toContain('lock: free');
+    expect(agentCalls(sandbox)).toHaveLength(0);
+    expect(existsSync(path.join(sandbox.repo, '.ralph'))).toBe(false);
+    expect(bdCalls(sandbox).some((argv) => ['update', 'close'].includes(argv[0]!))).toBe(false);
+  });
+
+  it('--dry-run exits 1 when a real run could not start', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1, 'open'));
+    const result = await runRalph(sandbox, ['--dry-run']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/✗ clarify phase/);
+  });
+
+  it('puts a task left in_progress by an interrupted run back to open, with a warning', async () => {
+    sandbox = makeSandbox();
+    const issues = standardEpic(1);
+    issues[2]!.status = 'in_progress';
+    seedBeads(sandbox, issues);
+    scenario(sandbox, [closeStep('ws-9w6.2')]);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: ws-9w6\.2 "Task 1: build part 1" was left in_progress by an interrupted run; put back to open/);
+    expect(bdCalls(sandbox)).toContainEqual(['update', 'ws-9w6.2', '--status', 'open', '--json']);
+  });
+});
+
+describe('the lock', () => {
+  it('a second run exits 1 naming the holder; the first finishes normally', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ ...closeStep('ws-9w6.2'), marker: 'AGENT-STARTED', delayMs: 300 }]);
+    const first = startRalph(sandbox, FAST);
+    await waitFor(() => first.output().stderr.includes('iteration 1/'), 20_000, 'first run to start');
+    const second = await runRalph(sandbox, FAST);
+    expect(second.code).toBe(1);
+    const holder = readFileSync(lockPath(sandbox), 'utf8').split('\n');
+    expect(second.stderr).toContain(`another ralph holds ${lockPath(sandbox)} (PID ${holder[0]}, started ${holder[1]}, branch 001-ralph-automation)`);
+    expect((await first.done).code).toBe(0);
+  });
+
+  it('reclaims a stale lock left by a killed run, with a warning', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    writeFileSync(lockPath(sandbox), '999999\n2026-11-21T23:00:00.000Z\n001-ralph-automation\n');
+    scenario(sandbox, [closeStep('ws-9w6.2')]);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: reclaiming a stale lock .*PID 999999/);
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+  });
+});
+
+describe('signals', () => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    it(`${signal} mid-iteration kills the agent tree, releases the lock and exits ${code}`, async () => {
+      sandbox = makeSandbox();
+      seedBeads(sandbox, standardEpic(2));
+      scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true, ignoreTerm: true, grandchild: true, marker: 'AGENT-STARTED' }]);
+      const run = startRalph(sandbox, ['--json', ...FAST]);
+      await waitFor(() => agentPids(sandbox).length >= 2, 20_000, 'agent and grandchild');
+      await waitFor(() => existsSync(lockPath(sandbox)), 5000, 'lock');
+      run.child.kill(signal);
+      const result = await run.done;
+      expect(result.code, result.stderr).toBe(code);
+      expect(JSON.parse(result.stdout)).toMatchObject({ status: 'interrupted', exitCode: code, tasksRemaining: 2 });
+      expect(existsSync(lockPath(sandbox))).toBe(false);
+      for (const pid of agentPids(sandbox)) expect(pidAlive(pid), `pid ${pid}`).toBe(false);
+      expect(result.stderr).toMatch(/interrupted: interrupted by/);
+    });
+  }
+
+  it('a second Ctrl+C forces the exit at once', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true, ignoreTerm: true }]);
+    const run = startRalph(sandbox, ['--kill-grace', '30s']);
+    await waitFor(() => agentPids(sandbox).length >= 1, 20_000, 'agent');
+    run.child.kill('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    run.child.kill('SIGINT');
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+    for (const pid of agentPids(sandbox)) expect(pidAlive(pid)).toBe(false);
+  });
+});
+
+describe('retries in beads mode', () => {
+  it('reopens the task a failed attempt left in_progress so the retry can pick it up', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [
+      { run: [['bd', 'update', 'ws-9w6.2', '--claim', '--json']], replay: 'claude-529.jsonl', exit: 1 },
+      closeStep('ws-9w6.2'),
+    ]);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/ws-9w6\.2 "Task 1: build part 1" was left in_progress by the failed attempt; put back to open/);
+    expect(statusOf(sandbox, 'ws-9w6.2')).toBe('closed');
+  });
+});
