@@ -32,6 +32,8 @@ export interface Config {
   version: boolean;
   /** Arguments after `--`, appended to the agent command. */
   extraArgs: string[];
+  /** The `custom` agent's definition from ralph.config.json (`customAgent`). */
+  customAgent?: { bin: string; args: string[]; format: 'claude-stream-json' | 'text' };
   /** Option values by kebab name, for options that modules add later (feature, gate, …). */
   extra: Map<string, OptionValue>;
 }
@@ -87,7 +89,8 @@ export interface ConfigLayers {
 /** Merges the layers: flags win over RALPH_* env, env over ralph.config.json, the file over defaults. */
 export function resolveConfig(layers: ConfigLayers): Config {
   const values = new Map<string, OptionValue>();
-  for (const [key, raw] of Object.entries(layers.file)) {
+  const { customAgent, ...fileOptions } = layers.file;
+  for (const [key, raw] of Object.entries(fileOptions)) {
     const spec = fileKeyToSpec(key);
     if (!spec || spec.configurable === false) {
       throw new UsageError(`${CONFIG_FILE}: unknown option ${JSON.stringify(key)}`);
@@ -126,6 +129,7 @@ export function resolveConfig(layers: ConfigLayers): Config {
     help: get<boolean>('help') ?? false,
     version: get<boolean>('version') ?? false,
     extraArgs: layers.passthrough ?? [],
+    customAgent: customAgent as Config['customAgent'],
     extra: values,
   };
 }

@@ -44,6 +44,8 @@ interface AttemptValue {
   process: ProcessResult;
 }
 
+const COUNTDOWN_EVERY_MS = 10 * 60_000;
+
 /** Usage-limit waits get a small margin past the announced reset. */
 export function usageWaitMs(resetAt: number, now: number): number {
   const wait = Math.max(0, resetAt - now);
@@ -71,6 +73,15 @@ async function runAgent(ctx: LoopContext, info: IterationInfo, task: Task, promp
     },
     onWait: ({ ms, reason }) => {
       bus.emit({ type: 'usage_wait', iteration: info.iteration, until: deps.now() + ms, reason });
+    },
+    waitSleep: async (ms, signal) => {
+      // Long waits say how long is left now and then, so a tmux log shows the run is alive.
+      const until = deps.now() + ms;
+      for (let left = ms; left > 0; left = until - deps.now()) {
+        await deps.sleep(Math.min(left, COUNTDOWN_EVERY_MS), signal);
+        const remaining = until - deps.now();
+        if (remaining > 1000) bus.emit({ type: 'info', message: `still waiting for the usage limit to reset: ${formatDuration(remaining)} left` });
+      }
     },
     attempt: async (attempt) => {
       if (attempt > 1 || waits > 0) await ctx.source.claim?.(task, info);

@@ -30,6 +30,8 @@ export interface RetryOptions<T> {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
   onWait?: (info: { ms: number; reason: string }) => Promise<void> | void;
+  /** How a wait is slept (e.g. with a countdown); defaults to `sleep`. */
+  waitSleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   attempt: (attempt: number) => Promise<AttemptVerdict<T>>;
 }
 
@@ -51,7 +53,7 @@ export async function retry<T>(options: RetryOptions<T>): Promise<RetryOutcome<T
     if (verdict.kind === 'wait') {
       attempt -= 1;
       await options.onWait?.({ ms: verdict.ms, reason: verdict.reason });
-      await options.sleep(verdict.ms, options.signal);
+      await (options.waitSleep ?? options.sleep)(verdict.ms, options.signal);
       continue;
     }
     if (attempt >= options.attempts) {

@@ -42,13 +42,13 @@ export async function prepare(parsed: ParsedArgv, deps: Deps, warn: (message: st
   if (!gitRoot) problems.push(`not inside a git work tree (${deps.cwd}): run ralph from your project's repository`);
   const branch = gitRoot ? await git.branch() : undefined;
 
-  const sourceName = config.source ?? detectSource(root, { prd: config.extra.get('prd') as string | undefined });
+  const sourceName = config.source ?? await detectSource(root, { prd: config.extra.get('prd') as string | undefined });
   if (!sourceName) throw noSourceError(root);
-  const source = createSource(sourceName, { root, branch, config, deps, warn });
+  const source = await createSource(sourceName, { root, branch, config, deps, warn });
 
   const defaults = source.agentDefaults?.() ?? {};
   const agentName = config.extra.has('agent') ? config.agent : (defaults.agent ?? config.agent);
-  const agent = getAgent(agentName);
+  const agent = getAgent(agentName, config.customAgent);
   const profile = config.agentProfile ?? (agentName === defaults.agent ? defaults.profile : undefined);
   if (!findOnPath(agent.command({ prompt: '', extraArgs: [], cwd: root }).bin, deps.env)) {
     problems.push(`agent CLI '${agent.bin}' not found on PATH: install it or choose another with --agent`);

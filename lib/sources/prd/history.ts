@@ -28,7 +28,8 @@ export interface QualityMetrics {
   reported: Array<{ name: string; passed: boolean; detail?: string }>;
 }
 
-export type CompletionStatus = 'completed' | 'failed' | 'partial';
+/** `interrupted`: written by recovery for an iteration a crash or kill cut short. */
+export type CompletionStatus = 'completed' | 'failed' | 'partial' | 'interrupted';
 
 export interface HistoryRecord {
   iterationNumber: number;

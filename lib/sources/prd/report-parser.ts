@@ -365,10 +365,16 @@ export function describeFailedGates(gates: readonly GateResult[]): string {
 
 /**
  * PRD mode's verdict on one iteration. Pass needs the agent run to have ended well, every gate to pass
- * and the agent to report the task completed. A reported failure or failed gates block the task; a
+ * and the agent to report the task completed (or to have marked it done in prd.json). A reported failure or failed gates block the task; a
  * partial or missing report leaves it open for the next iteration.
  */
-export function decidePrdOutcome(input: { agentReport: AgentReport; gates: readonly GateResult[]; agentFailed: boolean }): PrdOutcome {
+export function decidePrdOutcome(input: {
+  agentReport: AgentReport;
+  gates: readonly GateResult[];
+  agentFailed: boolean;
+  /** The agent marked the task done in prd.json itself (snarktank habit: `passes: true`). */
+  markedDone?: boolean;
+}): PrdOutcome {
   const { agentReport: report, gates } = input;
   if (input.agentFailed) return { kind: 'fail', reason: 'the agent run failed' };
   const failed = describeFailedGates(gates);
@@ -378,6 +384,7 @@ export function decidePrdOutcome(input: { agentReport: AgentReport; gates: reado
   }
   const gateText = gates.length > 0 ? `${gates.length} gate${gates.length === 1 ? '' : 's'} passed` : 'no gates configured';
   if (report.status === 'completed') return { kind: 'pass', reason: `the agent completed the task; ${gateText}` };
+  if (input.markedDone && report.status !== 'partial') return { kind: 'pass', reason: `the agent marked the task done in prd.json; ${gateText}` };
   if (report.status === 'partial') return { kind: 'no_change', reason: 'the agent reported partial progress' };
   if (report.contextLoss.length > 0) return { kind: 'no_change', reason: `the agent's output looks cut off: ${report.contextLoss.join('; ')}` };
   return { kind: 'no_change', reason: 'the agent did not report the task as completed' };

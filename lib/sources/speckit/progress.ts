@@ -92,9 +92,11 @@ const LEARNING_LABEL = new RegExp(
   String.raw`^\s*(?:[-*]\s+)?(?:\*\*|__)?[^:*_\n]{0,40}${LEARNING_WORD}[^:*_\n]{0,20}(?:(?:\*\*|__)?\s*:\s*(?:\*\*|__)?|(?:\*\*|__)\s*$)\s*(.*)$`,
   'i',
 );
-const LABEL_LINE = /^\s*(?:[-*]\s+)?(?:\*\*|__)[^*_\n]{1,60}(?:\*\*|__)\s*:?\s*$|^\s*(?:\*\*|__)[^*_\n]{1,60}:\s*(?:\*\*|__)/;
+/** A bold label that starts another part of the answer: `**Checks:**`, `- **Next**: …`, `**Summary**` alone. */
+const LABEL_LINE = /^\s*(?:[-*]\s+)?(?:\*\*|__)[^*_\n]{1,60}(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|(?:\*\*|__)\s*$)/;
 const MAX_LEARNING_LINES = 40;
-const TOKEN = /<promise>\s*COMPLETE\s*<\/promise>/i;
+const TOKEN = /<promise>\s*COMPLETE\s*<\/promise>/gi;
+const TOKEN_LINE = /^\s*<promise>\s*COMPLETE\s*<\/promise>\s*$/i;
 
 /**
  * The agent's learnings: the part of its final answer under a `Learnings` / `Key learnings` / `What I
@@ -119,13 +121,13 @@ export function extractLearnings(agentText: string): string | undefined {
         const nextHeading = /^(#{1,6})\s/.exec(text);
         if (nextHeading && nextHeading[1]!.length <= level) break;
         if (!heading && LABEL_LINE.test(text)) break;
-        if (TOKEN.test(text)) break;
+        if (TOKEN_LINE.test(text)) break;
         // A label's section is its list; a plain paragraph after a blank line is the answer going on.
         if (!heading && !text.trim() && !/^\s*(?:[-*+]|\d+[.)])\s|^\s{2,}\S/.test(lines.slice(next + 1).find((rest) => rest.trim()) ?? '')) break;
       }
       body.push(text);
     }
-    const trimmed = body.join('\n').replace(new RegExp(TOKEN.source, 'gi'), '[completion token]').trim();
+    const trimmed = body.join('\n').replace(TOKEN, '[completion token]').trim();
     if (trimmed) return trimmed;
   }
   return undefined;

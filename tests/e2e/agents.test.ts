@@ -1,0 +1,131 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentCalls, agentPids, FAST, makeSandbox, pidAlive, runRalph, scenario, seedBeads, standardEpic, type Sandbox } from './helpers.ts';
+
+let sandbox: Sandbox;
+afterEach(() => sandbox?.cleanup());
+
+const close = (id: string) => [['bd', 'close', id, '--reason', 'implemented by the fake agent', '--json']];
+
+// Every adapter, driven end to end by a fake CLI that replays that agent's recorded output.
+const AGENTS = [
+  { agent: 'claude', bin: 'claude', ok: 'claude-ok.jsonl', transient: 'claude-529.jsonl', transientExit: 1, argv: ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', '--model', 'm1'] },
+  { agent: 'copilot', bin: 'copilot', ok: 'copilot-ok.jsonl', transient: 'copilot-500.jsonl', transientExit: 1, argv: ['-p', '/sp:next', '--allow-all-tools', '--output-format', 'json', '--model', 'm1'] },
+  { agent: 'gemini', bin: 'gemini', ok: 'gemini-ok.jsonl', transient: 'gemini-529.jsonl', transientExit: 247, argv: ['-p', '/sp:next', '--yolo', '--skip-trust', '-o', 'stream-json', '-m', 'm1'] },
+  { agent: 'codex', bin: 'codex', ok: 'codex-ok.jsonl', transient: 'codex-500.jsonl', transientExit: 1, argv: ['exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '-m', 'm1', '-'] },
+  { agent: 'opencode', bin: 'opencode', ok: 'opencode-ok.jsonl', transient: 'opencode-500.jsonl', transientExit: 1, argv: ['run', '--format', 'json', '--auto', '-m', 'm1', '/sp:next'] },
+  { agent: 'amp', bin: 'amp', ok: 'claude-ok.jsonl', transient: 'claude-500.jsonl', transientExit: 1, argv: ['-x', '--dangerously-allow-all', '--stream-json', '-m', 'm1'] },
+  { agent: 'cursor', bin: 'agent', ok: 'claude-ok.jsonl', transient: 'claude-529.jsonl', transientExit: 1, argv: ['-p', '--force', '--trust', '--output-format', 'stream-json', '--model', 'm1', '/sp:next'] },
+] as const;
+
+describe.each(AGENTS)('$agent end to end', ({ agent, bin, ok, transient, transientExit, argv }) => {
+  it('retries a recorded transient failure, then completes the task with the exact argv', async () => {
+    sandbox = makeSandbox({ agents: [bin] });
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: transient, exit: transientExit }, { run: close('ws-9w6.2'), replay: ok }]);
+    const result = await runRalph(sandbox, ['--agent', agent, '--model', 'm1', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const calls = agentCalls(sandbox);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.argv).toEqual(argv);
+    expect(JSON.parse(result.stdout).records[0]).toMatchObject({ attempts: 2, outcome: 'pass', claimedComplete: true });
+  });
+});
+
+describe('usage limits', () => {
+  it('sleeps until the reset announced by the event, spending neither an iteration nor a retry', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    const rejected = JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 0, rateLimitType: 'five_hour' } }).replace('"resetsAt":0', '"resetsAt":__RESET_EPOCH__');
+    const recorded = readFileSync(path.join(__dirname, '..', 'fixtures', 'recordings', 'claude-oauth-unified5h.jsonl'), 'utf8').trim().split('\n');
+    scenario(sandbox, [
+      { lines: [recorded[0], rejected, recorded[2], recorded[3]], resetInSeconds: 2, exit: 1 },
+      { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' },
+    ]);
+    const started = Date.now();
+    const result = await runRalph(sandbox, ['--retries', '1', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(Date.now() - started).toBeGreaterThan(1500);
+    expect(result.stderr).toMatch(/usage limit: waiting until .* \(five_hour\)|usage limit: waiting until/);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.iterations).toBe(1);
+    expect(summary.records[0].attempts).toBe(1);
+  });
+
+  it('exits 1 naming the reset time when it is further away than --max-wait', async () => {
+    sandbox = makeSandbox({ agents: ['codex'] });
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'codex-usagelimit.jsonl', exit: 1 }]);
+    const result = await runRalph(sandbox, ['--agent', 'codex', '--max-wait', '1s', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/usage limit resets at \d{4}-\d\d-\d\d 02:26:00, .* longer than --max-wait 1\.0s/);
+    expect(agentCalls(sandbox)).toHaveLength(1);
+  });
+
+  it('treats a 5-hour-limit text inside the prompt or a timeout as what it is, not a usage limit', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' }]);
+    const result = await runRalph(sandbox, ['--prompt', "Mind the 5-hour limit · resets 3:22am (UTC)", '--idle-timeout', '700ms', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/attempt 1 failed \(timeout\)/);
+    expect(result.stderr).not.toMatch(/usage limit: waiting/);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.records.map((r: { outcome: string }) => r.outcome)).toEqual(['fail', 'pass']);
+  });
+});
+
+describe('time bounds and the process tree', () => {
+  it('ends a hung agent on the idle timeout, kills its SIGTERM-ignoring grandchild, and carries on', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true, ignoreTerm: true, grandchild: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' }]);
+    const result = await runRalph(sandbox, ['--idle-timeout', '800ms', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).records[0]).toMatchObject({ outcome: 'fail', reason: expect.stringMatching(/idle/) });
+    const pids = agentPids(sandbox);
+    expect(pids.length).toBeGreaterThanOrEqual(3);
+    for (const pid of pids) expect(pidAlive(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it('ends an agent on the wall-clock timeout', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ replay: 'claude-429-retry.jsonl', delayMs: 100, hang: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' }]);
+    const result = await runRalph(sandbox, ['--timeout', '1s', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).records[0].reason).toMatch(/time limit/);
+  });
+
+  it('stops the run at once on a fatal setup error, without retrying', async () => {
+    sandbox = makeSandbox({ agents: ['gemini'] });
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [{ stderr: readFileSync(path.join(__dirname, '..', 'fixtures', 'recordings', 'gemini-notrust.err'), 'utf8'), exit: 55 }]);
+    const result = await runRalph(sandbox, ['--agent', 'gemini', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(agentCalls(sandbox)).toHaveLength(1);
+    expect(result.stderr).toMatch(/hint: /);
+  });
+
+  it('names the supported agents for an unknown one', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    const result = await runRalph(sandbox, ['--agent', 'hal9000']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/unknown agent 'hal9000'; supported agents: claude, copilot, gemini, codex, amp, opencode, cursor, custom/);
+    expect(existsSync(path.join(sandbox.repo, '.ralph.lock'))).toBe(false);
+  });
+
+  it('stops once --max-cost is spent, with exit 2', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(3));
+    scenario(sandbox, [{ run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' }, { run: close('ws-9w6.3'), replay: 'claude-ok.jsonl' }]);
+    const result = await runRalph(sandbox, ['--max-cost', '0.0002', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(2);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.iterations).toBe(1);
+    expect(summary.costUsd).toBeCloseTo(0.00021, 6);
+    expect(summary.message).toMatch(/cost budget/);
+  });
+});
