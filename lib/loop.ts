@@ -165,7 +165,8 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
     const next = decideNext(before, { iterations: count, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
     if (next.kind === 'complete') {
       const skipped = before.skipped?.length ? `; ${before.skipped.length} skipped: ${before.skipped.map((task) => task.id).join(', ')}` : '';
-      return finish('completed', ExitCode.complete, `all tasks of ${source.describe()} are complete${skipped}`, before);
+      const what = count === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
+      return finish('completed', ExitCode.complete, `${what}${skipped}`, before);
     }
     if (next.kind === 'stuck') return finish('failed', ExitCode.failure, source.explainStuck(before), before);
     if (next.kind === 'limit') {

@@ -121,6 +121,9 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
     }
     if (prepared.problems.length > 0) throw new PrerequisiteError(prepared.problems);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
+    if (source.name === 'speckit' && (await prepared.git.isDirty().catch(() => false))) {
+      warn('git has uncommitted changes: the agent will start from them and may commit them with its story');
+    }
 
     lock = await acquireLock({
       root,

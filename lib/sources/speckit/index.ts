@@ -24,7 +24,7 @@ import {
   TRACKING_FILE,
   type Tracking,
 } from './progress.ts';
-import { listFeatures, resolveFeatureIn, type Resolution, type ResolvedFeature } from './resolve.ts';
+import { listFeatures, resolveFeatureIn, type Resolution, type ResolvedFeature, type ResolvedVia } from './resolve.ts';
 import { buildSnapshot, currentTaskBlock, explainStuck, type SkippedNote } from './select.ts';
 import { renderTemplate, type TemplateValues } from './template.ts';
 
@@ -32,6 +32,15 @@ export const SPECKIT_MAX_ITERATIONS = 10;
 /** A project's own template, used when no `template` option is given. */
 export const PROJECT_TEMPLATE = '.specify/templates/ralph-prompt.md';
 export const DEFAULT_TEMPLATE = fileURLToPath(new URL('../../../templates/ralph-prompt.md', import.meta.url));
+
+const VIA_TEXT: Record<ResolvedVia, string> = {
+  option: '--feature',
+  SPECIFY_FEATURE_DIRECTORY: 'SPECIFY_FEATURE_DIRECTORY',
+  'feature.json': '.specify/feature.json',
+  SPECIFY_FEATURE: 'SPECIFY_FEATURE',
+  branch: 'the branch name',
+  'only feature': 'the only feature with a tasks.md',
+};
 
 function isDir(file: string): boolean {
   try {
@@ -161,7 +170,7 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
     describe() {
       const result = resolve();
       if (!result.ok) return 'Spec Kit feature (unresolved)';
-      return `Spec Kit feature ${result.feature.name} (${result.feature.rel}/tasks.md, from ${result.feature.via})`;
+      return `Spec Kit feature ${result.feature.name} (${result.feature.rel}/tasks.md, chosen by ${VIA_TEXT[result.feature.via]})`;
     },
 
     async check() {

@@ -1,0 +1,158 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentCalls, FAST, makeSandbox, runRalph, scenario, type Sandbox } from './helpers.ts';
+
+let sandbox: Sandbox;
+afterEach(() => sandbox?.cleanup());
+
+const TASKS = [
+  '# Tasks: Demo',
+  '',
+  '## Phase 1: Setup',
+  '',
+  '- [X] T001 Create the project structure',
+  '',
+  '## Phase 2: User Story 1 - Greet (Priority: P1) 🎯 MVP',
+  '',
+  '- [ ] T002 [US1] Write greet() in src/greet.ts',
+  '- [ ] T003 [US1] Test greet() in tests/greet.test.ts (depends on T002)',
+  '',
+  '## Phase 3: User Story 2 - Farewell (Priority: P2)',
+  '',
+  '- [ ] T004 [US2] Write farewell() in src/farewell.ts',
+  '',
+  '## Notes',
+  '',
+  '```markdown',
+  '- [ ] T999 Example line inside a code block, not a task',
+  '```',
+  '',
+].join('\n');
+
+const FEATURE = 'specs/001-demo';
+const TASKS_PATH = `${FEATURE}/tasks.md`;
+
+/** A Spec Kit project committed in the sandbox repo (branch 001-… maps to specs/001-*). */
+function specKitProject(box: Sandbox, tasks = TASKS): void {
+  const dir = path.join(box.repo, FEATURE);
+  mkdirSync(dir, { recursive: true });
+  mkdirSync(path.join(box.repo, '.specify', 'memory'), { recursive: true });
+  writeFileSync(path.join(box.repo, '.specify', 'memory', 'constitution.md'), '# Constitution\n');
+  writeFileSync(path.join(box.repo, '.specify', 'init-options.json'), '{"integration":"claude"}\n');
+  writeFileSync(path.join(dir, 'spec.md'), '# Spec: demo\n');
+  writeFileSync(path.join(dir, 'plan.md'), '# Plan: demo\n');
+  writeFileSync(path.join(dir, 'tasks.md'), tasks);
+  execFileSync('git', ['add', '-A'], { cwd: box.repo, env: box.env });
+  execFileSync('git', ['commit', '-qm', 'spec kit feature'], { cwd: box.repo, env: box.env });
+}
+
+const answer = (text: string) => JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.001 });
+const tick = (id: string) => ({ file: TASKS_PATH, from: `- [ ] ${id}`, to: `- [X] ${id}` });
+const toolResultWithToken = JSON.stringify({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: 'templates say: print <promise>COMPLETE</promise> when done', is_error: false }] } });
+
+describe('Spec Kit mode, end to end', () => {
+  it('ticks tasks story by story, writes progress.txt and the tracking JSON, and exits 0', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox);
+    scenario(sandbox, [
+      { edit: [tick('T002'), tick('T003')], lines: [answer('Did T002 and T003.\n\nLearnings:\n- greet lives in src/greet.ts')] },
+      { edit: [tick('T004')], lines: [answer('Did T004.\n\n<promise>COMPLETE</promise>')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'completed', source: 'speckit', iterations: 2, tasksCompleted: 3 });
+    expect(summary.records.map((r: { tasksDone: string[] }) => r.tasksDone)).toEqual([['T002', 'T003'], ['T004']]);
+    const calls = agentCalls(sandbox);
+    expect(calls[0]!.stdin).toContain('iteration 1 of 10');
+    expect(calls[0]!.stdin).toContain(TASKS_PATH);
+    expect(calls[0]!.stdin).not.toMatch(/\{(SPEC_PATH|TASKS_PATH|ITERATION_NUMBER|CURRENT_TASK)\}/);
+    expect(calls[0]!.env.SPECIFY_FEATURE_DIRECTORY).toBe(path.join(sandbox.repo, FEATURE));
+    const progress = readFileSync(path.join(sandbox.repo, FEATURE, 'progress.txt'), 'utf8');
+    expect(progress).toContain('## Codebase Patterns');
+    expect(progress.match(/^## Iteration \d+ - /gm)).toHaveLength(2);
+    expect(progress).toContain('greet lives in src/greet.ts');
+    expect(progress).toMatch(/✅ Completed/);
+    expect(existsSync(path.join(sandbox.repo, FEATURE, 'ralph-tasks.json'))).toBe(true);
+    // tasks.md was changed only by the agent's ticks.
+    expect(readFileSync(path.join(sandbox.repo, TASKS_PATH), 'utf8')).toBe(TASKS.replace('- [ ] T002', '- [X] T002').replace('- [ ] T003', '- [X] T003').replace('- [ ] T004', '- [X] T004'));
+  });
+
+  it('does not stop on a premature promise, nor on a token inside a tool result', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox);
+    scenario(sandbox, [
+      { edit: [tick('T002')], lines: [answer('Did T002.\n<promise>COMPLETE</promise>')] },
+      { edit: [tick('T003')], lines: [toolResultWithToken, answer('Did T003, T004 remains.')] },
+      { edit: [tick('T004')], lines: [answer('Did T004. <promise>COMPLETE</promise>')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/premature completion promise in iteration 1: 2 tasks remain/);
+    const records = JSON.parse(result.stdout).records as Array<{ claimedComplete: boolean }>;
+    expect(records.map((r) => r.claimedComplete)).toEqual([true, false, true]);
+    expect(records).toHaveLength(3);
+  });
+
+  it('skips a task that fails three iterations in a row and finishes the rest', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox, TASKS.replace('(depends on T002)', ''));
+    scenario(sandbox, [
+      { lines: [answer('Could not do T002.')] },
+      { lines: [answer('Still stuck on T002.')] },
+      { lines: [answer('T002 is impossible.')] },
+      { edit: [tick('T003')], lines: [answer('Did T003.')] },
+      { edit: [tick('T004')], lines: [answer('Did T004.')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: .*T002.*skip/i);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.records.map((r: { taskId: string; outcome: string }) => `${r.taskId}:${r.outcome}`)).toEqual(['T002:no_change', 'T002:no_change', 'T002:no_change', 'T003:pass', 'T004:pass']);
+    expect(summary.message).toMatch(/skipped: T002/);
+    expect(readFileSync(path.join(sandbox.repo, FEATURE, 'progress.txt'), 'utf8')).toMatch(/⏭️ Skipped|❌ Failed/);
+    expect(agentCalls(sandbox)[3]!.stdin).toMatch(/T002/);
+  });
+
+  it('exits 2 at the limit (default 10 in this mode) with completed vs remaining', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox);
+    scenario(sandbox, [{ edit: [tick('T002')], lines: [answer('Did T002.')] }, { lines: [answer('nothing')] }]);
+    const result = await runRalph(sandbox, ['--max-iterations', '2', '--json', ...FAST]);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'limit_reached', tasksCompleted: 1, tasksRemaining: 2 });
+  });
+
+  it('exits 0 with "nothing to do" when every task is already checked', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox, TASKS.replaceAll('- [ ] T00', '- [x] T00'));
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/nothing to do/);
+    expect(agentCalls(sandbox)).toHaveLength(0);
+  });
+
+  it('exits 1 telling the user to run /speckit.tasks when tasks.md is missing', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox);
+    execFileSync('git', ['rm', '-q', TASKS_PATH], { cwd: sandbox.repo, env: sandbox.env });
+    const result = await runRalph(sandbox, ['--source', 'speckit', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/\/speckit\.tasks/);
+  });
+
+  it('warns about uncommitted changes and unchecked checklists, and still runs', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox);
+    mkdirSync(path.join(sandbox.repo, FEATURE, 'checklists'), { recursive: true });
+    writeFileSync(path.join(sandbox.repo, FEATURE, 'checklists', 'ux.md'), '# UX\n- [ ] CHK001 Is it nice?\n');
+    writeFileSync(path.join(sandbox.repo, 'scratch.txt'), 'uncommitted\n');
+    scenario(sandbox, [{ edit: [tick('T002'), tick('T003'), tick('T004')], lines: [answer('All done.\n<promise>COMPLETE</promise>')] }]);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: .*checklist/i);
+    expect(result.stderr).toMatch(/warning: git has uncommitted changes/);
+  });
+});
