@@ -40,6 +40,10 @@ export interface RunSummary {
   durationMs: number;
   costUsd: number;
   records: IterationRecord[];
+  /** PRD-style fields, in every mode: exitCode 0, tasks finished, iterations that failed. */
+  success?: boolean;
+  completedCount?: number;
+  failedCount?: number;
 }
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */

@@ -264,13 +264,17 @@ export function formatGateResults(results: readonly GateResult[]): string {
     .join(', ');
 }
 
-/** The most telling line of a failed gate's output: the last one naming an error, else the last line. */
+/**
+ * The most telling line of a failed gate's output: the first one naming an error or assertion (tsc,
+ * eslint and test runners print the cause before their summary), else the last mentioning a failure,
+ * else the last line.
+ */
 export function failureLine(outputTail: string): string {
   const lines = outputTail
     .split(/\r?\n/)
     .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('[ralph]'));
-  const telling = [...lines].reverse().find((line) => /error|fail|assert|expected|✗|✖|×/i.test(line));
-  const line = telling ?? lines.at(-1) ?? '';
+    .filter((line) => line !== '' && !line.startsWith('[ralph]') && line !== '…');
+  const cause = lines.find((line) => /error|assert|exception|expected|✗|✖|×/i.test(line));
+  const line = cause ?? [...lines].reverse().find((line) => /fail/i.test(line)) ?? lines.at(-1) ?? '';
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }

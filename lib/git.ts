@@ -1,12 +1,27 @@
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { RalphError } from './errors.ts';
 
+/**
+ * simple-git 4 drops every ambient GIT_* variable unless allowed; these only say who commits and how git
+ * finds its config, which users of CI, containers and tmux sessions rely on.
+ */
+const ALLOWED_GIT_ENV = [
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_COMMITTER_DATE',
+  'GIT_CONFIG_NOSYSTEM',
+  'GIT_CONFIG_GLOBAL',
+] as const;
+
 /** The git facts and actions a run needs, through simple-git. */
 export class Git {
   private readonly git: SimpleGit;
 
   constructor(readonly cwd: string) {
-    this.git = simpleGit({ baseDir: cwd });
+    this.git = simpleGit({ baseDir: cwd, allowEnvironment: [...ALLOWED_GIT_ENV] });
   }
 
   /** The work tree's top folder, or undefined outside a git work tree. */
@@ -60,7 +75,10 @@ export class Git {
 
   /** Stages everything and commits with trailers; undefined when there was nothing to commit. */
   async commitAll(message: string, trailers: Record<string, string>): Promise<string | undefined> {
-    await this.git.add(['-A', '--', '.', ':(exclude).ralph', ':(exclude).ralph.lock']);
+    await this.git.add(['-A']);
+    // ralph's own state never goes into the user's history, whatever their .gitignore says.
+    const own = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter((file) => file === '.ralph.lock' || file.startsWith('.ralph/'));
+    if (own.length > 0) await this.git.raw(['reset', '-q', '--', ...own]);
     const staged = (await this.git.diff(['--cached', '--name-only'])).trim();
     if (!staged) return undefined;
     const body = Object.entries(trailers)

@@ -1,7 +1,8 @@
-import { StringDecoder } from 'node:string_decoder';
-
 /** Longest line handed on whole; the rest of a longer line is counted and dropped so memory stays bounded. */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
+
+const CR = 13;
+const LF = 10;
 
 /** Splits a byte stream into lines without ever holding more than one (bounded) line. */
 export class LineSplitter {
@@ -17,9 +18,14 @@ export class LineSplitter {
 
   push(chunk: Buffer): void {
     let start = 0;
-    for (let newline = chunk.indexOf(10, start); newline !== -1; newline = chunk.indexOf(10, start)) {
-      this.append(chunk.subarray(start, newline));
-      this.flushLine();
+    for (let newline = chunk.indexOf(LF, start); newline !== -1; newline = chunk.indexOf(LF, start)) {
+      if (this.size === 0 && !this.overflowed && newline - start <= this.maxLineBytes) {
+        // The whole line is in this chunk: decode it where it is, no copy.
+        this.emit(chunk.subarray(start, newline));
+      } else {
+        this.append(chunk.subarray(start, newline));
+        this.flushLine();
+      }
       start = newline + 1;
     }
     if (start < chunk.length) this.append(chunk.subarray(start));
@@ -39,8 +45,9 @@ export class LineSplitter {
     }
     const kept = piece.length > room ? piece.subarray(0, room) : piece;
     if (kept.length < piece.length) this.overflowed = true;
-    // Copy: the chunk's memory is reused by the stream after this call.
-    this.parts.push(Buffer.from(kept));
+    // A stream hands out a fresh buffer per chunk, so a big piece is kept as it is (a long line costs no
+    // extra copy); a small piece is copied so it does not pin the rest of its chunk's memory.
+    this.parts.push(kept.length * 2 >= kept.buffer.byteLength ? kept : Buffer.from(kept));
     this.size += kept.length;
   }
 
@@ -50,8 +57,12 @@ export class LineSplitter {
     this.parts = [];
     this.size = 0;
     this.overflowed = false;
-    let line = new StringDecoder('utf8').end(buffer);
-    if (line.endsWith('\r')) line = line.slice(0, -1);
-    this.onLine(line);
+    this.emit(buffer);
+  }
+
+  /** Invalid or cut-off UTF-8 becomes U+FFFD; a CRLF line loses its CR. */
+  private emit(bytes: Buffer): void {
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === CR ? bytes.length - 1 : bytes.length;
+    this.onLine(bytes.toString('utf8', 0, end));
   }
 }

@@ -11,6 +11,7 @@ import type { Deps } from './deps.ts';
 import { abortError, ExitCode, RalphError } from './errors.ts';
 import type { EventBus, IterationRecord, RunStatus, RunSummary } from './events.ts';
 import type { Git } from './git.ts';
+import type { GateResult } from './gates.ts';
 import { backoffDelays, retry } from './retry.ts';
 import { runProcess, type ProcessResult } from './runner.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from './sources/types.ts';
@@ -31,9 +32,9 @@ export interface LoopContext {
   logDir: string;
   maxIterations: number;
   /** Runs ralph's quality gates after an agent run; undefined when none are configured. */
-  gates?: (iteration: number) => Promise<{ passed: boolean; results: Array<{ name: string; passed: boolean; durationMs: number }> }>;
-  /** Commits the iteration's work when the commit policy says so; returns the commit. */
-  commit?: (task: Task, iteration: number, outcome: IterationRecord['outcome']) => Promise<string | undefined>;
+  gates?: (iteration: number) => Promise<GateResult[]>;
+  /** Commits a passing iteration's work (commit policy on); returns the commit, undefined when nothing changed. */
+  commit?: (task: Task, iteration: number) => Promise<string | undefined>;
   /** The records so far, kept by the caller so an interruption can still report them. */
   records: IterationRecord[];
 }
@@ -189,11 +190,14 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
 
     const after = await source.snapshot();
     last = after;
-    const tasksDone = tasksFinished(before, after);
-    const gateRun = run.value.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration) : undefined;
-    if (gateRun) bus.emit({ type: 'gates', iteration: info.iteration, results: gateRun.results });
-    const decided = decideOutcome({ agent: run.value.classification, exhausted: run.exhausted, tasksDone, gatesPassed: gateRun?.passed });
-    const commit = ctx.commit ? await ctx.commit(task, info.iteration, decided.outcome) : undefined;
+    const finished = tasksFinished(before, after);
+    const gates = run.value.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration) : [];
+    if (gates.length > 0) bus.emit({ type: 'gates', iteration: info.iteration, results: gates.map((gate) => ({ name: gate.name, passed: gate.passed, durationMs: gate.durationMs })) });
+    const generic = decideOutcome({ agent: run.value.classification, exhausted: run.exhausted, tasksDone: finished, gatesPassed: gates.length > 0 ? gates.every((gate) => gate.passed) : undefined });
+    const own = source.decideOutcome?.({ task, classification: run.value.classification, exhausted: run.exhausted, tasksDone: finished, gates, agentText: run.value.transcript.assistantText || answer });
+    const decided = own ? { outcome: own.kind, reason: own.reason } : generic;
+    // A source that settles the task itself (PRD) marks it done only in settle(): count it now.
+    const tasksDone = own?.kind === 'pass' && !finished.includes(task.id) ? [...finished, task.id] : finished;
     const filesChanged = await ctx.git.changedSince(headBefore);
     const item: IterationRecord = {
       iteration: info.iteration,
@@ -210,14 +214,19 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
       costUsd: run.costUsd,
       inputTokens: run.inputTokens,
       outputTokens: run.outputTokens,
-      commit,
-      gates: gateRun?.results.map((gate) => ({ name: gate.name, passed: gate.passed })),
+      commit: undefined,
+      gates: gates.length > 0 ? gates.map((gate) => ({ name: gate.name, passed: gate.passed })) : undefined,
     };
     ctx.records.push(item);
     await source.settle?.(
-      { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged, claimedComplete, agentText: answer, durationMs: item.durationMs, commit },
+      { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged, claimedComplete, agentText: run.value.transcript.assistantText || answer, durationMs: item.durationMs, gates },
       info,
     );
+    // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
+    if (ctx.commit && decided.outcome === 'pass') {
+      item.commit = await ctx.commit(task, info.iteration);
+      if (item.commit) await source.recordCommit?.(info.iteration, item.commit);
+    }
     bus.emit({ type: 'iteration_end', record: item });
     if (claimedComplete && after.remaining.length > 0) {
       bus.emit({ type: 'warning', message: `premature completion promise in iteration ${info.iteration}: ${after.remaining.length} tasks remain; going on` });

@@ -63,8 +63,11 @@ async function reap(pgid: number, known: readonly number[], graceMs: number): Pr
   for (let tries = 0; tries < 40 && groupAlive(pgid); tries += 1) await pause(25);
 }
 
+// Room for a few pipe reads (64 KiB each) in flight, so reading the agent and writing its log overlap.
+const LOG_BUFFER_BYTES = 1024 * 1024;
+
 function openLog(file: string | undefined): WriteStream | undefined {
-  return file ? createWriteStream(file, { flags: 'a' }) : undefined;
+  return file ? createWriteStream(file, { flags: 'a', highWaterMark: LOG_BUFFER_BYTES }) : undefined;
 }
 
 function closeLog(stream: WriteStream | undefined): Promise<void> {
@@ -125,9 +128,11 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     const errLines = new LineSplitter(emit('stderr'), options.maxLineBytes);
 
     let idleTimer: NodeJS.Timeout | undefined;
+    // Called for every chunk of output: refresh() re-arms the same timer instead of making a new one.
     const armIdle = (): void => {
-      if (idleTimer) clearTimeout(idleTimer);
-      if (options.idleTimeoutMs > 0) idleTimer = setTimeout(() => terminate('idle'), options.idleTimeoutMs);
+      if (settled || options.idleTimeoutMs <= 0) return;
+      if (idleTimer) idleTimer.refresh();
+      else idleTimer = setTimeout(() => terminate('idle'), options.idleTimeoutMs);
     };
 
     let terminating = false;

@@ -1,16 +1,23 @@
 import type { AgentEvent, Transcript } from './types.ts';
 
 const OTHER_TEXT_KEPT = 50;
+const TEXT_KEPT = 256 * 1024;
+
+/** Keeps the last TEXT_KEPT characters, trimming only past twice that so a flood costs O(1) per byte. */
+function bounded(text: string): string {
+  return text.length > 2 * TEXT_KEPT ? text.slice(-TEXT_KEPT) : text;
+}
 
 export function newTranscript(): Transcript {
-  return { lastText: '', errors: [], retries: 0, toolCalls: 0, otherText: [], inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  return { lastText: '', assistantText: '', errors: [], retries: 0, toolCalls: 0, otherText: [], inputTokens: 0, outputTokens: 0, costUsd: 0 };
 }
 
 /** Folds one event into the transcript. */
 export function record(transcript: Transcript, event: AgentEvent): void {
   switch (event.kind) {
     case 'text':
-      transcript.lastText += transcript.lastText && !event.delta ? `\n${event.text}` : event.text;
+      transcript.lastText = bounded(transcript.lastText + (transcript.lastText && !event.delta ? '\n' : '') + event.text);
+      transcript.assistantText = bounded(transcript.assistantText + (transcript.assistantText && !event.delta ? '\n' : '') + event.text);
       break;
     case 'tool_call':
       transcript.toolCalls += 1;

@@ -46,6 +46,8 @@ export interface Transcript {
   result?: Extract<AgentEvent, { kind: 'result' }>;
   /** Assistant text since the last tool call: the final answer when there is no result event. */
   lastText: string;
+  /** All assistant text of the run (its last 256K characters or more), for parsers that read the agent's report. */
+  assistantText: string;
   errors: Extract<AgentEvent, { kind: 'error' }>[];
   rateLimit?: Extract<AgentEvent, { kind: 'rate_limit' }>;
   retries: number;

@@ -4,6 +4,9 @@ import { RalphError } from '../errors.ts';
 import { parseArgv, type ParsedArgv } from './argv.ts';
 import { helpText } from './help.ts';
 import { printError, runCommand } from './run.ts';
+import { initCommand } from './init.ts';
+import { statusCommand } from './status.ts';
+import { reportCommand } from '../report/index.ts';
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -32,6 +35,12 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
       case 'run':
       case 'resume':
         return await runCommand(parsed, deps, signal);
+      case 'status':
+        return await statusCommand(parsed, deps, signal);
+      case 'report':
+        return await reportCommand(parsed, deps);
+      case 'init':
+        return await initCommand(parsed, deps);
       default:
         throw new RalphError(`'ralph ${parsed.command}' is not available yet`);
     }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import dayjs from 'dayjs';
 import { getAgent } from '../agents/index.ts';
@@ -13,9 +13,14 @@ import { runLoop } from '../loop.ts';
 import { killActiveNow } from '../runner.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
-import { LineView, useColor } from '../view/plain.ts';
+import { createView } from '../view/live.ts';
+import { createStateSinks } from '../progress/index.ts';
+import { runOnExitHook } from '../hooks.ts';
+import { writeReports } from '../report/index.ts';
 import { findOnPath } from '../which.ts';
 import { onForcedExit } from '../cleanup.ts';
+import { resolveGates, runGates } from '../gates.ts';
+import type { Task } from '../sources/types.ts';
 import type { ParsedArgv } from './argv.ts';
 import { printPlan } from './plan.ts';
 
@@ -80,7 +85,7 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
   const startedAt = deps.now();
   const bus = new EventBus(() => deps.now());
   const flags = parsed.flags;
-  const view = new LineView({ out: deps.stderr, color: useColor(deps.stderr, deps.env), quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true });
+  const view = createView({ out: deps.stderr, env: deps.env, quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true, now: () => deps.now() });
   bus.add(view);
   const warn = (message: string): void => bus.emit({ type: 'warning', message });
   const records: IterationRecord[] = [];
@@ -107,16 +112,21 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
       costUsd: records.reduce((sum, item) => sum + item.costUsd, 0),
       records,
       ...partial,
+      success: exitCode === 0,
+      completedCount: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
+      failedCount: records.filter((item) => item.outcome === 'fail').length,
     };
   };
 
   let summary: RunSummary;
+  let finished = false;
   try {
     prepared = await prepare(parsed, deps, warn);
     json = prepared.config.json;
     const { config, source, root } = prepared;
     if (config.dryRun) {
       const lockState = inspectLock(root, deps.now());
+      finished = true;
       return await printPlan(prepared, lockState, deps);
     }
     if (prepared.problems.length > 0) throw new PrerequisiteError(prepared.problems);
@@ -133,6 +143,7 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
       onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
     });
     const held = lock;
+    for (const sink of createStateSinks(root)) bus.add(sink);
     const dropForced = onForcedExit(() => {
       killActiveNow();
       held.releaseSync();
@@ -141,8 +152,17 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
       for (const message of await source.recover()) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);
       mkdirSync(logDir, { recursive: true });
+      // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
+      writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n');
       bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir });
+      const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
+      const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
+      const git = prepared.git;
       const result = await runLoop({
+        gates: gateCommands.length > 0 ? () => runGates(gateCommands, { cwd: root, signal, timeoutMs: config.timeout, graceMs: config.killGrace }) : undefined,
+        commit: commitOn
+          ? (task: Task, iteration: number) => git.commitAll(`ralph: ${task.id} ${task.title}`, { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id })
+          : undefined,
         root,
         config,
         deps,
@@ -158,6 +178,7 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
         records,
       });
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, costUsd: result.costUsd });
+      finished = true;
     } finally {
       dropForced();
     }
@@ -167,16 +188,34 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
       summary = summarize('interrupted', error.exitCode, `interrupted by ${error.signal}; the agent was stopped`, { tasksRemaining: remaining ?? 0 });
     } else {
       if (!(error instanceof RalphError)) throw error;
+      view.clear?.();
       printError(deps, error);
       summary = summarize('failed', error.exitCode, error.message.split('\n')[0] ?? 'failed');
       if (error instanceof PrerequisiteError) summary.message = `${error.problems.length} prerequisite(s) failed`;
     }
+    finished = true;
   } finally {
-    await lock?.release();
+    // Normally the lock goes after the final state is on disk (below); an unexpected error must not keep it.
+    if (!finished) await lock?.release();
+  }
+  let report = '';
+  if (lock && prepared) {
+    try {
+      const reports = writeReports(prepared.root, summary);
+      report = reports.markdown;
+      bus.emit({ type: 'info', message: `report: ${reports.markdown} (HTML: ${reports.html})` });
+    } catch (error) {
+      warn(`could not write the session report: ${errorMessage(error)}`);
+    }
   }
   bus.emit({ type: 'session_end', summary });
   await bus.close();
+  await lock?.release();
   if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
+  const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
+  if (onExit) {
+    await runOnExitHook(onExit, { RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId }, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
+  }
   return summary.exitCode;
 }
 

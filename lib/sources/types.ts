@@ -1,5 +1,7 @@
 import type { Deps } from '../deps.ts';
 import type { Config, SourceName } from '../config.ts';
+import type { GateResult } from '../gates.ts';
+import type { Classification } from '../agents/types.ts';
 
 /** One unit of work as any source sees it. */
 export interface Task {
@@ -38,6 +40,18 @@ export interface IterationResult {
   agentText: string;
   durationMs: number;
   commit?: string;
+  /** ralph's quality gates of this iteration (empty when none ran). */
+  gates?: GateResult[];
+}
+
+/** What a source may weigh when it decides an iteration's outcome itself. */
+export interface OutcomeInput {
+  task: Task;
+  classification: Classification;
+  exhausted: boolean;
+  tasksDone: string[];
+  gates: GateResult[];
+  agentText: string;
 }
 
 /** The per-run context a source is built with. */
@@ -72,6 +86,14 @@ export interface TaskSource {
   agentDefaults?(): { agent?: string; profile?: string };
   /** The last iteration number an earlier run of this source recorded (0 when none), for `ralph resume`. */
   lastIteration?(): Promise<number>;
+  /** The source's own verdict on an iteration (PRD: the agent's report plus the gates); else the loop's. */
+  decideOutcome?(input: OutcomeInput): { kind: 'pass' | 'fail' | 'no_change'; reason: string } | undefined;
+  /** Run ralph's quality gates (detected from package.json) without --gate; default off. */
+  readonly gatesByDefault?: boolean;
+  /** Commit each passing iteration without --commit; default off. */
+  readonly commitByDefault?: boolean;
+  /** Records the commit made after `settle` for that iteration. */
+  recordCommit?(iteration: number, commit: string): Promise<void>;
   /** Why nothing is ready although work remains (one line per task). */
   explainStuck(snapshot: Snapshot): string;
 }

@@ -23,6 +23,8 @@ export interface PrdPromptInput {
   progress: string;
   commits: string[];
   gates: readonly GateCommand[];
+  /** The rulebook task folder the item came from (`sourcePath` written by ralph init). */
+  sourcePath?: string;
   /** --prompt text, added as extra instructions. */
   extra?: string;
 }
@@ -31,6 +33,9 @@ export interface PrdPromptInput {
 export function buildPrdPrompt(input: PrdPromptInput): string {
   const { item } = input;
   const criteria = item.acceptanceCriteria.length > 0 ? item.acceptanceCriteria.map((line) => `- [ ] ${line}`).join('\n') : '- (none listed: the title and description are the whole requirement)';
+  const source = input.sourcePath
+    ? `\n\nThe rulebook task folder \`${input.sourcePath}/\` (proposal.md, tasks.md, specs/) has the full context; tick the tasks.md items you finish.`
+    : '';
   const previous = item.lastError ? `\n\nAn earlier attempt failed (${item.attempts} so far): ${item.lastError}` : '';
   const gates = input.gates.length > 0 ? input.gates.map((gate) => `   - ${gate.name}: \`${gate.command}\``).join('\n') : '   - (none configured: run the checks this project uses)';
   const rendered = renderTemplate(input.template, {
@@ -42,7 +47,7 @@ export function buildPrdPrompt(input: PrdPromptInput): string {
     taskTitle: item.title,
     taskPriority: item.priority === undefined ? 'unset' : String(item.priority),
     taskComplexity: item.estimatedComplexity ?? 'unknown',
-    taskDescription: `${item.description?.trim() || '(no description)'}${previous}`,
+    taskDescription: `${item.description?.trim() || '(no description)'}${source}${previous}`,
     acceptanceCriteria: criteria,
     gates,
     patterns: input.patterns.trim() || '(none recorded yet)',

@@ -1,7 +1,6 @@
 // Reads what the agent says it did. The PRD prompt asks for a closing `## Ralph Report` block; agents
 // that ignore it still get a best-effort reading of their prose. Pure functions only.
 import { claimsCompletion } from '../../completion.ts';
-import type { GateResult } from '../../gates.ts';
 
 export type ReportedStatus = 'completed' | 'failed' | 'partial';
 
@@ -112,9 +111,14 @@ function proseLines(text: string): { lines: string[]; fenced: Set<number>; openF
   return { lines, fenced, openFence: inFence };
 }
 
-/** Each field's last occurrence in `lines`: the inline value and the bullet items below it. */
-function readFields(lines: readonly string[], skip: ReadonlySet<number>, offset = 0): Map<Field, { value: string; items: string[] }> {
-  const fields = new Map<Field, { value: string; items: string[] }>();
+interface FieldText {
+  value: string;
+  items: string[];
+}
+
+/** Every occurrence of each field in `lines`, in order: the inline value and the bullet items below it. */
+function readFields(lines: readonly string[], skip: ReadonlySet<number>, offset = 0): Map<Field, FieldText[]> {
+  const fields = new Map<Field, FieldText[]>();
   for (let index = 0; index < lines.length; index += 1) {
     if (skip.has(index + offset)) continue;
     const label = readLabel(lines[index]!);
@@ -129,7 +133,7 @@ function readFields(lines: readonly string[], skip: ReadonlySet<number>, offset 
       if (!bullet) break;
       items.push(bullet[1]!);
     }
-    fields.set(label.field, { value: label.value, items });
+    fields.set(label.field, [...(fields.get(label.field) ?? []), { value: label.value, items }]);
     index = next - 1;
   }
   return fields;
@@ -165,14 +169,27 @@ const PASS_WORDS = /\b(pass(?:es|ed|ing)?|ok|green|clean|success(?:ful)?|succeed
 const FAIL_WORDS = /\b(fail(?:s|ed|ing|ure|ures)?|red|broken|errors?)\b|✗|❌|✖/i;
 
 function readCheck(text: string): ReportedCheck | undefined {
-  const match = /^\s*([^:]+?)\s*[:=-]\s*(.+)$/.exec(text) ?? /^\s*(\S+(?:\s\S+)?)\s+(.+)$/.exec(text);
-  if (!match) return undefined;
-  const value = match[2]!;
-  const failed = FAIL_WORDS.test(value) && !/\b(0|no|zero) (errors?|failures?|failed)\b/i.test(value);
-  const passed = PASS_WORDS.test(value) || /\b(0|no|zero) (errors?|failures?|failed)\b/i.test(value);
-  if (!failed && !passed) return undefined;
-  const detail = value.replace(PASS_WORDS, '').replace(FAIL_WORDS, '').replace(/^[\s,:;()-]+|[\s,:;()-]+$/g, '');
-  return { name: normalizeCheckName(match[1]!), passed: !failed, ...(detail ? { detail } : {}) };
+  let name: string;
+  let value: string;
+  const separated = /^\s*([^:=]+?)\s*[:=]\s*(.+)$/.exec(text);
+  if (separated) {
+    name = separated[1]!;
+    value = separated[2]!;
+  } else {
+    // `tests 2 failed`, `lint ok`: the name ends where the first number or verdict word starts.
+    const verdict = /\s(\d|pass|ok|green|clean|success|succeed|fail|red|broken|error|✓|✅|✗|❌|✖)/i.exec(text);
+    if (!verdict) return undefined;
+    name = text.slice(0, verdict.index);
+    value = text.slice(verdict.index + 1);
+  }
+  const clean = /\b(0|no|zero) (errors?|failures?|failed)\b/i.test(value);
+  const failed = FAIL_WORDS.test(value) && !clean;
+  if (!failed && !PASS_WORDS.test(value) && !clean) return undefined;
+  // A bare verdict carries no detail; `fail (1 flaky test)` keeps what follows the word.
+  const detail = value
+    .replace(/^\s*(pass(?:es|ed)?|ok|green|clean|success(?:ful)?|fail(?:s|ed|ure)?|red|broken|✓|✅|✗|❌|✖)\b\s*/i, '')
+    .replace(/^[\s,:;(-]+|[\s,:;)-]+$/g, '');
+  return { name: normalizeCheckName(name), passed: !failed, ...(detail ? { detail } : {}) };
 }
 
 /** Checks the agent reports in prose or tool output (tsc, eslint, vitest/jest summaries). */
@@ -192,11 +209,17 @@ function checksFromProse(lines: readonly string[]): ReportedCheck[] {
       set('lint', Number(match[2]) === 0, `${match[1]} problems`);
     } else if ((match = /^\s*Tests:?\s+(?:(\d+) failed[,|\s]+)?(?:\d+ \w+[,|\s]+)*?(\d+) passed/i.exec(line))) {
       set('test', !match[1] || Number(match[1]) === 0, line.trim());
-    } else if ((match = /\b(type-?check(?:ing)?|typescript|tsc|lint(?:ing|er)?|eslint|(?:unit |all )?tests?|test suite)\b[^.\n]{0,40}?\b(pass(?:es|ed|ing)?|succeed(?:s|ed)?|green|clean|fail(?:s|ed|ing)?|broken)\b/i.exec(line))) {
-      if (/\b(if|until|unless|whether|should|will|need to|make sure)\b/i.test(line.slice(0, match.index + match[0].length))) continue;
-      const negated = /\b(no|0|zero|none of the)\s+(?:\w+\s+){0,2}$/i.test(line.slice(0, match.index + match[0].length - match[2]!.length));
-      const failWord = /^(fail|broken)/i.test(match[2]!);
-      set(normalizeCheckName(match[1]!), negated ? true : !failWord);
+    } else {
+      for (const sentence of line.split(/(?<=[.!?;])\s+/)) {
+        match = /\b(type-?check(?:ing)?|typescript|tsc|lint(?:ing|er)?|eslint|(?:unit |all )?tests?|test suite)\b[^.\n]{0,40}?\b(pass(?:es|ed|ing)?|succeed(?:s|ed)?|green|clean|fail(?:s|ed|ing)?|broken)\b/i.exec(sentence);
+        if (!match) continue;
+        const upToVerdict = sentence.slice(0, match.index + match[0].length - match[2]!.length);
+        // `if tests pass`, `make sure lint passes` state an intent, not a result.
+        if (/\b(if|until|unless|whether|should|will|need to|make sure)\b/i.test(upToVerdict)) continue;
+        const negated = /\b(no|0|zero|none of the)\s+(?:[\w-]+\s+){0,2}$/i.test(upToVerdict);
+        const failWord = /^(fail|broken)/i.test(match[2]!);
+        set(normalizeCheckName(match[1]!), negated ? failWord : !failWord);
+      }
     }
   }
   return [...found.values()];
@@ -205,8 +228,8 @@ function checksFromProse(lines: readonly string[]): ReportedCheck[] {
 /** Commit messages from `git commit -m "…"` commands, heredocs and git's `[branch abc1234] msg` lines. */
 function commitsFromProse(text: string): string[] {
   const messages: string[] = [];
-  for (const match of text.matchAll(/git commit\b[^\n]*?-m\s+"\$\(cat <<-?\s*'?(\w+)'?\s*\n([^\n]+)/g)) messages.push(match[2]!);
-  for (const match of text.matchAll(/git commit\b[^\n]*?-m\s+(["'])((?:(?!\1)[^\n\\]|\\.)+)\1/g)) {
+  for (const match of text.matchAll(/git commit\b[^\n]*?\s-[a-zA-Z]*m\s+"\$\(cat <<-?\s*'?(\w+)'?\s*\n([^\n]+)/g)) messages.push(match[2]!);
+  for (const match of text.matchAll(/git commit\b[^\n]*?\s-[a-zA-Z]*m\s+(["'])((?:(?!\1)[^\n\\]|\\.)+)\1/g)) {
     if (!match[2]!.startsWith('$(')) messages.push(match[2]!);
   }
   for (const match of text.matchAll(/^\[[\w./-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] (.+)$/gm)) messages.push(match[1]!);
@@ -274,9 +297,12 @@ export function parseAgentReport(text: string): AgentReport {
         new Set([...fenced].filter((index) => /^\s*(```|~~~)/.test(lines[index]!))),
         start + 1,
       )
-    : new Map<Field, { value: string; items: string[] }>();
+    : new Map<Field, FieldText[]>();
   const proseFields = readFields(lines, fenced);
-  const field = (name: Field) => reportFields.get(name) ?? (hasReport ? undefined : proseFields.get(name));
+  // Scalar fields: the last occurrence, from the report when there is one. List fields: every occurrence.
+  const occurrences = (name: Field): FieldText[] => reportFields.get(name) ?? (hasReport ? [] : proseFields.get(name) ?? []);
+  const field = (name: Field): FieldText | undefined => occurrences(name).at(-1);
+  const listed = (found: readonly FieldText[]): string[] => found.flatMap((entry) => [entry.value, ...entry.items]);
 
   let status: ReportedStatus | undefined;
   let statusSource: AgentReport['statusSource'];
@@ -293,23 +319,22 @@ export function parseAgentReport(text: string): AgentReport {
   const summaryField = field('summary');
   const summary = summaryField && (summaryField.value || summaryField.items[0]) ? clip(summaryField.value || summaryField.items.join('; ')) : lastParagraph(lines, fenced);
 
-  const changesField = field('changes');
+  const changesFound = occurrences('changes');
   const changes = unique(
-    changesField
-      ? [changesField.value, ...changesField.items]
+    changesFound.length > 0
+      ? listed(changesFound)
       : lines.filter((_, index) => !fenced.has(index)).map((line) => line.replace(/^\s*(?:[-*+]\s+)?(?:\*\*)?/, '')).filter((line) => CHANGE_LINE.test(line)),
   );
 
   // Learnings: the report's list, plus `Learning: …` lines and a Learnings section anywhere in the prose.
-  const learningField = reportFields.get('learnings');
-  const proseLearning = proseFields.get('learnings');
+
   const inlineLearnings = lines
     .filter((line, index) => !fenced.has(index))
     .map((line) => /^\s*(?:[-*+]\s+)?(?:\*\*)?(?:learning|lesson learned|gotcha|note for (?:the )?next iteration)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(.+)$/i.exec(line)?.[1])
     .filter((item): item is string => item !== undefined);
   const learnings = unique([
-    ...(learningField ? [learningField.value, ...learningField.items] : []),
-    ...(proseLearning ? [proseLearning.value, ...proseLearning.items] : []),
+    ...listed(reportFields.get('learnings') ?? []),
+    ...listed(proseFields.get('learnings') ?? []),
     ...inlineLearnings,
   ]);
 
@@ -326,8 +351,7 @@ export function parseAgentReport(text: string): AgentReport {
   }
   if (quality.length === 0) quality = checksFromProse(lines);
 
-  const commitsField = field('commits');
-  const commitMessages = unique([...(commitsField ? [commitsField.value, ...commitsField.items] : []), ...commitsFromProse(text)]);
+  const commitMessages = unique([...listed(occurrences('commits')), ...commitsFromProse(text)]);
 
   const contextLoss: string[] = [];
   if (text.trim() === '') contextLoss.push('no output from the agent');
@@ -348,44 +372,4 @@ export function parseAgentReport(text: string): AgentReport {
     commitMessages,
     contextLoss,
   };
-}
-
-export interface PrdOutcome {
-  kind: 'pass' | 'fail' | 'no_change';
-  reason: string;
-}
-
-/** `test (exit 1), lint (timed out)` for the gates that failed. */
-export function describeFailedGates(gates: readonly GateResult[]): string {
-  return gates
-    .filter((gate) => !gate.passed)
-    .map((gate) => `${gate.name} (${gate.timedOut ? 'timed out' : `exit ${gate.exitCode}`})`)
-    .join(', ');
-}
-
-/**
- * PRD mode's verdict on one iteration. Pass needs the agent run to have ended well, every gate to pass
- * and the agent to report the task completed (or to have marked it done in prd.json). A reported failure or failed gates block the task; a
- * partial or missing report leaves it open for the next iteration.
- */
-export function decidePrdOutcome(input: {
-  agentReport: AgentReport;
-  gates: readonly GateResult[];
-  agentFailed: boolean;
-  /** The agent marked the task done in prd.json itself (snarktank habit: `passes: true`). */
-  markedDone?: boolean;
-}): PrdOutcome {
-  const { agentReport: report, gates } = input;
-  if (input.agentFailed) return { kind: 'fail', reason: 'the agent run failed' };
-  const failed = describeFailedGates(gates);
-  if (failed) return { kind: 'fail', reason: `quality gates failed: ${failed}` };
-  if (report.status === 'failed') {
-    return { kind: 'fail', reason: `the agent reported the task as failed${report.summary ? `: ${report.summary}` : ''}` };
-  }
-  const gateText = gates.length > 0 ? `${gates.length} gate${gates.length === 1 ? '' : 's'} passed` : 'no gates configured';
-  if (report.status === 'completed') return { kind: 'pass', reason: `the agent completed the task; ${gateText}` };
-  if (input.markedDone && report.status !== 'partial') return { kind: 'pass', reason: `the agent marked the task done in prd.json; ${gateText}` };
-  if (report.status === 'partial') return { kind: 'no_change', reason: 'the agent reported partial progress' };
-  if (report.contextLoss.length > 0) return { kind: 'no_change', reason: `the agent's output looks cut off: ${report.contextLoss.join('; ')}` };
-  return { kind: 'no_change', reason: 'the agent did not report the task as completed' };
 }

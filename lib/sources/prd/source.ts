@@ -1,6 +1,6 @@
 // The prd.json task source: picks the highest-priority open task, marks it in_iteration while the agent
 // works, and records the verdict in prd.json, history/iteration-N.json and progress.txt.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';
 import { failureLine, formatGateResults, resolveGates, type GateResult } from '../../gates.ts';
@@ -9,6 +9,7 @@ import { historyFile, lastHistoryIteration, writeHistoryRecord, type HistoryReco
 import { appendProgressEntry, lastLoggedIteration, progressContext, progressHeader, progressPath, readProgress } from './progress.ts';
 import { buildPrdPrompt, loadPrdTemplate } from './prompt.ts';
 import { parseAgentReport, type AgentReport } from './report-parser.ts';
+import { decidePrdOutcome } from './outcome.ts';
 import { byPriority, PrdFormatError, readPrd, updateItem, writePrd, type PrdDocument, type PrdItem } from './schema.ts';
 
 /** Where a prd.json is looked for when --prd is not given, in this order. */
@@ -129,6 +130,24 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
 
   return {
     name: 'prd',
+    gatesByDefault: true,
+    commitByDefault: true,
+
+    decideOutcome(input) {
+      return decidePrdOutcome({
+        agentReport: parseAgentReport(input.agentText),
+        gates: input.gates,
+        agentFailed: input.classification.kind !== 'ok',
+        markedDone: input.tasksDone.includes(input.task.id),
+      });
+    },
+
+    async recordCommit(iteration: number, commit: string) {
+      const file = historyFile(root, iteration);
+      if (!existsSync(file)) return;
+      const record = JSON.parse(readFileSync(file, 'utf8')) as HistoryRecord;
+      writeHistoryRecord(root, { ...record, commit });
+    },
     defaultMaxIterations: PRD_DEFAULT_MAX_ITERATIONS,
 
     describe() {
@@ -202,7 +221,6 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
           appendProgressEntry(progressFile(), { now: deps.now(), iteration, taskId: item.id, taskTitle: item.title, status: 'interrupted', reason }, header(doc));
         }
       }
-      for (const warning of warnings) ctx.warn(warning);
       return warnings;
     },
 
@@ -250,6 +268,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
         progress: recent,
         commits: await recentCommits(),
         gates: resolveGates(root, config),
+        ...(typeof item.raw.sourcePath === 'string' ? { sourcePath: item.raw.sourcePath } : {}),
         extra: config.prompt,
       });
     },
@@ -258,7 +277,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       const doc = load();
       const item = doc.items.find((candidate) => candidate.id === result.task.id);
       const report = parseAgentReport(result.agentText);
-      const gates = (result as IterationResult & { gates?: GateResult[] }).gates ?? [];
+      const gates = result.gates ?? [];
       const now = deps.now();
       const error = result.kind === 'fail' ? failureText(result.reason, gates) : undefined;
 

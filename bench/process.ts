@@ -1,0 +1,132 @@
+// Running the programs under test: wall time, a hard time limit on the whole process group, and
+// ralph's own node process found under tsx (for its memory).
+import { spawn } from 'node:child_process';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+
+export interface TimedRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  wallMs: number;
+  /** stdout when it was not sent to a file (at most 1 MiB kept). */
+  stdout: string;
+  /** The last 16 KiB of stderr. */
+  stderrTail: string;
+  timedOut: boolean;
+}
+
+export interface TimedOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** The whole process group is SIGKILLed after this long. */
+  timeoutMs: number;
+  stdoutFile?: string;
+  stderrFile?: string;
+  onStart?: (pid: number) => void;
+}
+
+const KEEP_STDOUT = 1024 * 1024;
+const KEEP_STDERR = 16 * 1024;
+
+/** Runs a command in its own process group and measures its wall time; never throws for a failed child. */
+export function runTimed(bin: string, args: readonly string[], options: TimedOptions): Promise<TimedRun> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(bin, [...args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderrTail = '';
+    let timedOut = false;
+    if (options.stdoutFile) child.stdout.pipe(createWriteStream(options.stdoutFile));
+    else child.stdout.on('data', (chunk: Buffer) => (stdout = (stdout + chunk.toString('utf8')).slice(0, KEEP_STDOUT)));
+    if (options.stderrFile) child.stderr.pipe(createWriteStream(options.stderrFile));
+    child.stderr.on('data', (chunk: Buffer) => (stderrTail = (stderrTail + chunk.toString('utf8')).slice(-KEEP_STDERR)));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, options.timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    if (child.pid !== undefined) options.onStart?.(child.pid);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      // Anything the program left behind in its group goes too: a benchmark must not leak processes.
+      killGroup(child.pid);
+      resolve({ code, signal, wallMs: performance.now() - started, stdout, stderrTail, timedOut });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is gone already
+  }
+}
+
+function readProc(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pids of the processes whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readProc(Number(name), 'stat');
+    if (!stat) continue;
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (parent === pid) found.push(Number(name));
+  }
+  return found;
+}
+
+/**
+ * ralph's own node process: node_modules/.bin/tsx starts a child node that loads ralph.ts. Looks for the
+ * process in `root`'s subtree whose command line names ralph.ts and is not tsx's cli.
+ */
+export function findRalphProcess(root: number): number | undefined {
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    const cmdline = readProc(pid, 'cmdline')?.split('\0') ?? [];
+    if (cmdline.some((arg) => arg.endsWith('ralph.ts')) && !cmdline.some((arg) => arg.endsWith('tsx/dist/cli.mjs') || arg.endsWith('.bin/tsx'))) return pid;
+    queue.push(...childrenOf(pid));
+  }
+  return undefined;
+}
+
+/** A field of /proc/<pid>/status in bytes (VmHWM, VmRSS); undefined when the process is gone. */
+export function procStatusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readProc(pid, 'status') ?? '');
+  return match ? Number(match[1]) * 1024 : undefined;
+}
+
+/** Polls a process's peak RSS (VmHWM, which only grows) until it ends; `stop()` returns the last reading. */
+export function watchPeakRss(findPid: () => number | undefined, everyMs = 50): { stop(): { peak: number; pid?: number } } {
+  let pid: number | undefined;
+  let peak = 0;
+  const timer = setInterval(() => {
+    pid ??= findPid();
+    if (pid === undefined) return;
+    const hwm = procStatusBytes(pid, 'VmHWM');
+    if (hwm !== undefined) peak = Math.max(peak, hwm);
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { peak, pid };
+    },
+  };
+}
+
+/** `date +%s%N` text → milliseconds since the epoch (fractional). */
+export function nsToMs(text: string): number {
+  return Number(BigInt(text) / 1000n) / 1000;
+}

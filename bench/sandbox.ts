@@ -1,0 +1,70 @@
+// Benchmark sandboxes: the e2e tests' temp git repo (own HOME, fakes on PATH), with the bench's own
+// shell agent as `claude` and a timing shim in front of the fake bd.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FAKES, makeSandbox, PROJECT, type Sandbox } from '../tests/e2e/helpers.ts';
+
+export { PROJECT, RALPH, TSX, seedBeads, standardEpic, type Sandbox } from '../tests/e2e/helpers.ts';
+
+export const BENCH = path.dirname(fileURLToPath(import.meta.url));
+export const AGENTS = path.join(BENCH, 'agents');
+const RECORDING = path.join(PROJECT, 'tests', 'fixtures', 'recordings', 'claude-ok.jsonl');
+
+export interface BenchSandbox extends Sandbox {
+  agentTimes: string;
+  bdTimes: string;
+}
+
+/**
+ * A sandbox whose `claude` is `agent` (a script in bench/agents, or an absolute path) and whose `bd` is the
+ * fake bd behind the timing shim. The agent answers with claude-ok.jsonl, claiming completion only when
+ * it finished the last task (so a bash loop stops at the right time).
+ */
+export function benchSandbox(agent: string, branch: string): BenchSandbox {
+  const sandbox = makeSandbox({ agents: [], bd: false, branch });
+  symlinkSync(path.isAbsolute(agent) ? agent : path.join(AGENTS, agent), path.join(sandbox.bin, 'claude'));
+  symlinkSync(path.join(AGENTS, 'bd-timing.sh'), path.join(sandbox.bin, 'bd'));
+  const done = path.join(sandbox.root, 'answer-done.jsonl');
+  const answer = path.join(sandbox.root, 'answer.jsonl');
+  const recording = readFileSync(RECORDING, 'utf8');
+  writeFileSync(done, recording);
+  writeFileSync(answer, recording.replaceAll('Work done. <promise>COMPLETE</promise>', 'Work done.'));
+  const agentTimes = path.join(sandbox.root, 'agent-times.txt');
+  const bdTimes = path.join(sandbox.root, 'bd-times.txt');
+  Object.assign(sandbox.env, {
+    BENCH_REAL_BD: path.join(FAKES, 'bd'),
+    BENCH_BD_TIMES: bdTimes,
+    BENCH_AGENT_TIMES: agentTimes,
+    BENCH_STATE: path.join(sandbox.root, 'agent-state'),
+    BENCH_ANSWER: answer,
+    BENCH_ANSWER_DONE: done,
+  });
+  delete sandbox.env.FAKE_BD_LOG;
+  delete sandbox.env.FAKE_AGENT_LOG;
+  return { ...sandbox, agentTimes, bdTimes };
+}
+
+/** Commits everything in the sandbox repo (the seed), so git status stays as small as in a real project. */
+export function commitAll(sandbox: Sandbox, message: string): void {
+  execFileSync('git', ['add', '-A'], { cwd: sandbox.repo, env: sandbox.env, stdio: 'ignore' });
+  execFileSync('git', ['commit', '-q', '--allow-empty', '-m', message], { cwd: sandbox.repo, env: sandbox.env, stdio: 'ignore' });
+}
+
+/** Lines of a `<start ns> <end ns> …` timing file as milliseconds. */
+export function readSpans(file: string): Array<{ start: number; end: number; what: string }> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, end, what] = line.split(' ');
+      return { start: Number(BigInt(start!) / 1000n) / 1000, end: Number(BigInt(end!) / 1000n) / 1000, what: what ?? '' };
+    });
+}

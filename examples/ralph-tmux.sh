@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Starts ralph in a detached tmux session: the run in the top pane, `ralph status --watch` below.
+#
+#   examples/ralph-tmux.sh [SESSION] [RALPH OPTIONS…]     (run from your project's repository)
+#   tmux attach -t SESSION                                  (watch; detach again with Ctrl+B d)
+#
+# SESSION defaults to "ralph". RALPH overrides the command that starts ralph (split into words),
+# e.g. RALPH="node $HOME/src/ralph/bin/ralph.mjs". Both panes start in the current folder.
+set -euo pipefail
+
+session="${1:-ralph}"
+if [[ $# -gt 0 ]]; then shift; fi
+
+if ! command -v tmux >/dev/null 2>&1; then
+  echo "ralph-tmux: tmux not found on PATH: install it (apt-get install tmux, brew install tmux)" >&2
+  exit 1
+fi
+if tmux has-session -t "=${session}" 2>/dev/null; then
+  echo "ralph-tmux: a tmux session named '${session}' already exists: attach with 'tmux attach -t ${session}' or pick another name" >&2
+  exit 1
+fi
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ralph_home="${RALPH_HOME:-$(dirname "${here}")}"
+if [[ -n "${RALPH:-}" ]]; then
+  read -r -a ralph <<<"${RALPH}"
+else
+  ralph=(npx tsx "${ralph_home}/ralph.ts")
+fi
+
+# Each pane runs one shell command line; every word is quoted with printf %q, so nothing in the
+# options or paths is interpreted. When the command ends the pane keeps a shell open.
+quote() { printf '%q ' "$@"; }
+keep_open='code=$?; echo; echo "[exited with ${code}; this pane stays open]"; exec "${SHELL:-/bin/sh}"'
+run_cmd="$(quote "${ralph[@]}" "$@"); ${keep_open}"
+status_cmd="$(quote "${ralph[@]}" status --watch); ${keep_open}"
+
+tmux new-session -d -s "${session}" -n ralph -c "${PWD}" "${run_cmd}"
+tmux split-window -v -l 12 -t "=${session}:ralph" -c "${PWD}" "${status_cmd}"
+tmux select-pane -t "=${session}:ralph.0"
+
+echo "ralph is running in tmux session '${session}' (in ${PWD})."
+echo "  watch:  tmux attach -t ${session}        (detach: Ctrl+B then d)"
+echo "  stop:   tmux send-keys -t ${session}:ralph.0 C-c"

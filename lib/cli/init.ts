@@ -1,0 +1,15 @@
+import { Git } from '../git.ts';
+import type { Deps } from '../deps.ts';
+import { readConfigFile, resolveConfig } from '../config.ts';
+import { initFromRulebook } from '../sources/prd/init.ts';
+import type { ParsedArgv } from './argv.ts';
+
+/** `ralph init`: writes .rulebook-ralph/prd.json from rulebook tasks and prints `{ success, taskCount, prdPath }`. */
+export async function initCommand(parsed: ParsedArgv, deps: Deps): Promise<number> {
+  const root = (await new Git(deps.cwd).root()) ?? deps.cwd;
+  const config = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root) });
+  const result = initFromRulebook(root, { force: parsed.flags.get('force') === true, now: deps.now(), warn: (message) => deps.stderr.write(`ralph: warning: ${message}\n`) });
+  if (config.json) deps.stdout.write(`${JSON.stringify(result)}\n`);
+  else deps.stdout.write(`wrote ${result.prdPath} with ${result.taskCount} tasks\n`);
+  return result.success ? 0 : 1;
+}

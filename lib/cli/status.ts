@@ -1,0 +1,215 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import dayjs from 'dayjs';
+import { readConfigFile, resolveConfig, type SourceName } from '../config.ts';
+import type { Deps } from '../deps.ts';
+import { formatDuration } from '../duration.ts';
+import { errorMessage } from '../errors.ts';
+import { Git } from '../git.ts';
+import { inspectLock, LOCK_FILE, type LockState } from '../lock.ts';
+import { readStatusFile } from '../progress/status-file.ts';
+import { describeState, formatClock, type RunState, type RunStatusFile } from '../progress/state.ts';
+import { createSource, detectSource } from '../sources/index.ts';
+import { useColor } from '../view/plain.ts';
+import type { ParsedArgv } from './argv.ts';
+
+export type RunPresence = 'alive' | 'stale' | 'none';
+
+export interface TaskCounts {
+  source: string;
+  target: string;
+  total: number;
+  done: number;
+  remaining: number;
+  ready: number;
+  skipped: number;
+}
+
+/** Everything `ralph status` knows; `--json` prints exactly this. */
+export interface StatusReport {
+  root: string;
+  checkedAt: string;
+  /** alive: the lock holder runs; stale: a lock names a process that is gone; none: no lock. */
+  run: RunPresence;
+  alive: boolean;
+  pid: number | null;
+  lock: { pid: number | null; startedAt: string | null; branch: string | null; heartbeatAgeMs: number | null } | null;
+  /** status.json was written by the process that holds (or held) the lock. */
+  current: boolean;
+  state: RunState | null;
+  sessionId: string | null;
+  iteration: number | null;
+  maxIterations: number | null;
+  task: { id: string; title: string } | null;
+  elapsedMs: number | null;
+  waitUntil: string | null;
+  lastEventAgeMs: number | null;
+  costUsd: number | null;
+  /** `.ralph/status.json` as written (the last run's when no run is going on). */
+  status: RunStatusFile | null;
+  tasks: TaskCounts | { error: string } | null;
+}
+
+const SOURCE_NAMES: readonly string[] = ['beads', 'speckit', 'prd'];
+
+/** Whether `root` is a project ralph works on (or has worked on). */
+async function isRalphRepo(root: string): Promise<boolean> {
+  if (['.ralph', LOCK_FILE, `${LOCK_FILE}.d`].some((name) => existsSync(path.join(root, name)))) return true;
+  return (await detectSource(root).catch(() => undefined)) !== undefined;
+}
+
+/** The task source's counts; a source that cannot be read becomes `{ error }`, never a failure of `status`. */
+async function loadTasks(root: string, parsed: ParsedArgv, deps: Deps, runSource: string | undefined): Promise<StatusReport['tasks']> {
+  try {
+    const config = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root) });
+    // A live run's own source first; otherwise the one the next run would pick.
+    const known = runSource && SOURCE_NAMES.includes(runSource) ? (runSource as SourceName) : undefined;
+    const name = config.source ?? known ?? (await detectSource(root, { prd: config.extra.get('prd') as string | undefined }));
+    if (!name) return null;
+    const branch = await new Git(root).branch();
+    const source = await createSource(name, { root, branch, config, deps: { ...deps, cwd: root }, warn: () => undefined });
+    const problems = await source.check();
+    let snapshot;
+    try {
+      snapshot = await source.snapshot();
+    } catch (error) {
+      return { error: problems[0] ?? errorMessage(error) };
+    }
+    const skipped = snapshot.skipped?.length ?? 0;
+    return {
+      source: name,
+      target: source.describe(),
+      total: snapshot.done.length + snapshot.remaining.length + skipped,
+      done: snapshot.done.length,
+      remaining: snapshot.remaining.length,
+      ready: snapshot.ready.length,
+      skipped,
+    };
+  } catch (error) {
+    return { error: errorMessage(error) };
+  }
+}
+
+/** Reads the lock and status.json and folds them into a report (without the task counts). */
+export function readRunState(root: string, now: number): Omit<StatusReport, 'tasks'> {
+  const lock: LockState = inspectLock(root, now);
+  const status = readStatusFile(root) ?? null;
+  const run: RunPresence = lock.held ? 'alive' : lock.stale ? 'stale' : 'none';
+  const pid = lock.info?.pid ?? null;
+  const current = status !== null && pid !== null && status.pid === pid && run !== 'none';
+  const ended = status?.endedAt ? Date.parse(status.endedAt) : now;
+  return {
+    root,
+    checkedAt: new Date(now).toISOString(),
+    run,
+    alive: run === 'alive',
+    pid,
+    lock: run === 'none' ? null : { pid, startedAt: lock.info?.startedAt ?? null, branch: lock.info?.branch ?? null, heartbeatAgeMs: lock.heartbeatAgeMs === undefined ? null : Math.round(lock.heartbeatAgeMs) },
+    current,
+    state: status?.state ?? null,
+    sessionId: status?.sessionId ?? null,
+    iteration: status?.iteration ?? null,
+    maxIterations: status?.maxIterations ?? null,
+    task: status?.task ?? null,
+    elapsedMs: status ? Math.max(0, ended - Date.parse(status.startedAt)) : null,
+    waitUntil: status?.waitUntil ?? null,
+    lastEventAgeMs: status ? Math.max(0, now - Date.parse(status.lastEventAt)) : null,
+    costUsd: status?.costUsd ?? null,
+    status,
+  };
+}
+
+const ago = (ms: number): string => `${formatDuration(ms)} ago`;
+
+function paint(color: boolean, code: number, text: string): string {
+  return color ? `\u001b[${code}m${text}\u001b[0m` : text;
+}
+
+function describeRun(status: RunStatusFile, now: number): string[] {
+  const lines = [`  state:      ${describeState(status, now)}`];
+  if (status.iteration > 0) lines.push(`  iteration:  ${status.iteration}/${status.maxIterations}${status.attempt > 1 ? `, attempt ${status.attempt}` : ''}`);
+  if (status.task) lines.push(`  task:       ${status.task.id} ${status.task.title}`);
+  const started = Date.parse(status.startedAt);
+  const ended = status.endedAt ? Date.parse(status.endedAt) : now;
+  lines.push(`  elapsed:    ${formatDuration(Math.max(0, ended - started))} (since ${formatClock(started, now)})`);
+  lines.push(`  last event: ${ago(Math.max(0, now - Date.parse(status.lastEventAt)))}`);
+  if (status.costUsd > 0) lines.push(`  cost:       $${status.costUsd.toFixed(4)}`);
+  const c = status.counts;
+  lines.push(`  iterations: ${c.iterations} (${c.passed} passed, ${c.failed} failed, ${c.noChange} no change), ${c.tasksCompleted} task${c.tasksCompleted === 1 ? '' : 's'} completed`);
+  if (status.lastFailure && status.state !== 'finished') lines.push(`  last failure: ${status.lastFailure.kind}: ${status.lastFailure.reason} (${ago(Math.max(0, now - Date.parse(status.lastFailure.at)))})`);
+  if (status.state === 'finished' && status.message) lines.push(`  result:     ${status.message}`);
+  return lines;
+}
+
+/** The report for people. */
+export function formatStatus(report: StatusReport, now: number, color = false): string {
+  const lines: string[] = [];
+  const status = report.status;
+  const where = status ? `session ${status.sessionId}, ${status.mode} (${status.target}), agent ${status.agent}` : '';
+  if (report.run === 'alive') {
+    const lock = report.lock;
+    const host = status && report.current ? ` on ${status.host}` : '';
+    lines.push(paint(color, 32, `ralph is running: PID ${report.pid}${host}, branch ${lock?.branch || '(none)'}`) + (report.current ? `, ${where}` : ''));
+    if (report.current && status) lines.push(...describeRun(status, now));
+    else lines.push(`  state:      starting (lock taken ${lock?.startedAt ? ago(Math.max(0, now - Date.parse(lock.startedAt))) : 'just now'})`);
+  } else if (report.run === 'stale') {
+    const lock = report.lock;
+    const who = report.pid === null ? 'an unknown process' : `PID ${report.pid}${lock?.startedAt ? `, started ${lock.startedAt}` : ''}${lock?.branch ? `, branch ${lock.branch}` : ''}`;
+    lines.push(paint(color, 31, `ralph is not running: ${LOCK_FILE} names ${who}, which is gone (killed?); the next run reclaims the lock`));
+    if (report.current && status) lines.push(`last known state of ${where}:`, ...describeRun(status, now));
+  } else {
+    lines.push('no ralph run in progress');
+    if (status) {
+      const end = status.endedAt ? `ended ${ago(Math.max(0, now - Date.parse(status.endedAt)))}` : `last event ${ago(Math.max(0, now - Date.parse(status.lastEventAt)))}, ended without a summary`;
+      lines.push(`last run: ${where}, ${end}:`, ...describeRun(status, now));
+    }
+  }
+  const tasks = report.tasks;
+  if (tasks && 'error' in tasks) lines.push(`tasks: cannot read the task source: ${tasks.error}`);
+  else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready)${tasks.skipped ? `, ${tasks.skipped} skipped` : ''}, ${tasks.total} in all`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Task counts cost a few helper calls (bd …): `--watch` refreshes them less often than the rest. */
+const TASKS_REFRESH_MS = 5000;
+const WATCH_INTERVAL_MS = 1000;
+
+/**
+ * `ralph status`: is a run alive (or did its holder die), what is it doing, how many tasks are left.
+ * Works beside a running ralph: it only reads. `--json` prints one object; `--watch` refreshes every
+ * second until the signal aborts. 0 when the state could be read (even with no run), 1 outside a ralph repo.
+ */
+export async function statusCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSignal = new AbortController().signal): Promise<number> {
+  const root = (await new Git(deps.cwd).root()) ?? deps.cwd;
+  if (!(await isRalphRepo(root))) {
+    deps.stderr.write(`ralph: no ralph state or task source in ${root}\n  hint: run 'ralph status' inside a project ralph works on (with .beads/, specs/*/tasks.md or prd.json)\n`);
+    return 1;
+  }
+  const json = parsed.flags.get('json') === true;
+  const watch = parsed.flags.get('watch') === true;
+  const tty = Boolean(deps.stdout.isTTY);
+  const color = useColor(deps.stdout, deps.env);
+  let tasks: StatusReport['tasks'] = null;
+  let tasksAt = Number.NEGATIVE_INFINITY;
+
+  while (!signal.aborted) {
+    const now = deps.now();
+    const state = readRunState(root, now);
+    if (now - tasksAt >= TASKS_REFRESH_MS) {
+      tasks = await loadTasks(root, parsed, deps, state.alive && state.current ? state.status?.mode : undefined);
+      tasksAt = now;
+    }
+    const report: StatusReport = { ...state, tasks };
+    if (json) deps.stdout.write(`${JSON.stringify(report)}\n`);
+    else if (watch && tty) deps.stdout.write(`\u001b[H\u001b[2J${formatStatus(report, now, color)}\n(refreshing every second; Ctrl+C to stop)\n`);
+    else if (watch) deps.stdout.write(`--- ${dayjs(now).format('YYYY-MM-DD HH:mm:ss')}\n${formatStatus(report, now, color)}`);
+    else deps.stdout.write(formatStatus(report, now, color));
+    if (!watch) return 0;
+    try {
+      await deps.sleep(WATCH_INTERVAL_MS, signal);
+    } catch {
+      break;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,205 @@
+// What a run is doing right now, folded from its events: shared by status.json, the live view and `ralph status`.
+import dayjs from 'dayjs';
+import { formatDuration } from '../duration.ts';
+import type { RunEvent, RunStatus } from '../events.ts';
+
+export type RunState = 'starting' | 'running' | 'backing_off' | 'waiting_usage_reset' | 'finished';
+
+export interface RunCounts {
+  iterations: number;
+  passed: number;
+  failed: number;
+  noChange: number;
+  tasksCompleted: number;
+}
+
+/** The contents of `.ralph/status.json`. Absent values are null so the shape never changes. */
+export interface RunStatusFile {
+  version: 1;
+  sessionId: string;
+  pid: number;
+  host: string;
+  branch: string | null;
+  /** The task source (beads, speckit, prd). */
+  mode: string;
+  target: string;
+  agent: string;
+  state: RunState;
+  iteration: number;
+  maxIterations: number;
+  attempt: number;
+  task: { id: string; title: string } | null;
+  startedAt: string;
+  lastEventAt: string;
+  /** When a backoff or a usage-limit wait ends. */
+  waitUntil: string | null;
+  waitReason: string | null;
+  lastFailure: { kind: string; reason: string; at: string } | null;
+  counts: RunCounts;
+  costUsd: number;
+  logDir: string;
+  status: RunStatus | null;
+  exitCode: number | null;
+  message: string | null;
+  endedAt: string | null;
+  tasksRemaining: number | null;
+}
+
+/** How much an event changed: `state` must reach disk at once, `activity` may be throttled. */
+export type Change = 'none' | 'activity' | 'state';
+
+const iso = (at: number): string => new Date(at).toISOString();
+
+/** Folds RunEvents into a RunStatusFile; knows nothing before `session_start`. */
+export class RunTracker {
+  private current: RunStatusFile | undefined;
+  /** Cost of the iterations already ended; the running one's cost is added from its result events. */
+  private endedCostUsd = 0;
+
+  constructor(private readonly host: string) {}
+
+  get status(): RunStatusFile | undefined {
+    return this.current;
+  }
+
+  apply(event: RunEvent, at: number): Change {
+    if (event.type === 'session_start') {
+      this.endedCostUsd = 0;
+      this.current = {
+        version: 1,
+        sessionId: event.sessionId,
+        pid: event.pid,
+        host: this.host,
+        branch: event.branch ?? null,
+        mode: event.source,
+        target: event.target,
+        agent: event.agent,
+        state: 'starting',
+        iteration: 0,
+        maxIterations: event.maxIterations,
+        attempt: 0,
+        task: null,
+        startedAt: iso(at),
+        lastEventAt: iso(at),
+        waitUntil: null,
+        waitReason: null,
+        lastFailure: null,
+        counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0 },
+        costUsd: 0,
+        logDir: event.logDir,
+        status: null,
+        exitCode: null,
+        message: null,
+        endedAt: null,
+        tasksRemaining: null,
+      };
+      return 'state';
+    }
+    const s = this.current;
+    if (!s) return 'none';
+    s.lastEventAt = iso(at);
+    switch (event.type) {
+      case 'info':
+      case 'warning':
+        return 'activity';
+      case 'iteration_start':
+        this.toRunning(s);
+        s.iteration = event.iteration;
+        s.maxIterations = event.maxIterations;
+        s.attempt = 1;
+        s.task = { id: event.task.id, title: event.task.title };
+        return 'state';
+      case 'agent': {
+        // The first output after a backoff or a wait means the next attempt is under way.
+        const resumed = s.state === 'backing_off' || s.state === 'waiting_usage_reset' || s.state === 'starting';
+        if (resumed) this.toRunning(s);
+        if (event.event.kind === 'result' && event.event.costUsd) {
+          s.costUsd += event.event.costUsd;
+          return 'state';
+        }
+        return resumed ? 'state' : 'activity';
+      }
+      case 'attempt_failed':
+        s.lastFailure = { kind: event.kind, reason: event.reason, at: iso(at) };
+        return 'state';
+      case 'backoff':
+        s.state = 'backing_off';
+        s.attempt = event.attempt + 1;
+        s.waitUntil = iso(event.until);
+        s.waitReason = event.reason;
+        return 'state';
+      case 'usage_wait':
+        s.state = 'waiting_usage_reset';
+        s.waitUntil = iso(event.until);
+        s.waitReason = event.reason;
+        return 'state';
+      case 'gates':
+        this.toRunning(s);
+        return 'state';
+      case 'iteration_end': {
+        const record = event.record;
+        this.toRunning(s);
+        s.counts.iterations += 1;
+        if (record.outcome === 'pass') s.counts.passed += 1;
+        else if (record.outcome === 'fail') s.counts.failed += 1;
+        else s.counts.noChange += 1;
+        s.counts.tasksCompleted += record.tasksDone.length;
+        this.endedCostUsd += record.costUsd;
+        s.costUsd = this.endedCostUsd;
+        return 'state';
+      }
+      case 'session_end': {
+        const summary = event.summary;
+        s.state = 'finished';
+        s.waitUntil = null;
+        s.waitReason = null;
+        s.status = summary.status;
+        s.exitCode = summary.exitCode;
+        s.message = summary.message;
+        s.endedAt = iso(at);
+        s.tasksRemaining = summary.tasksRemaining;
+        s.counts.iterations = Math.max(s.counts.iterations, summary.iterations);
+        s.counts.tasksCompleted = Math.max(s.counts.tasksCompleted, summary.tasksCompleted);
+        s.costUsd = Math.max(s.costUsd, summary.costUsd);
+        return 'state';
+      }
+    }
+  }
+
+  private toRunning(s: RunStatusFile): void {
+    s.state = 'running';
+    s.waitUntil = null;
+    s.waitReason = null;
+  }
+}
+
+/** A countdown for people: whole seconds under a minute (`4s`), else `3m 05s`, `2h 10m`. */
+export function formatCountdown(ms: number): string {
+  if (ms <= 0) return '0s';
+  if (ms < 60_000) return `${Math.ceil(ms / 1000)}s`;
+  return formatDuration(ms);
+}
+
+/** A wall-clock time: `HH:mm:ss` today, with the date when it is another day. */
+export function formatClock(at: number, now: number): string {
+  return dayjs(at).isSame(dayjs(now), 'day') ? dayjs(at).format('HH:mm:ss') : dayjs(at).format('YYYY-MM-DD HH:mm:ss');
+}
+
+/** The state in words, with the wait's end and countdown: `backing off until 12:03:04 (4s)`. */
+export function describeState(status: Pick<RunStatusFile, 'state' | 'waitUntil' | 'attempt' | 'status' | 'exitCode'>, now: number): string {
+  const until = status.waitUntil ? Date.parse(status.waitUntil) : NaN;
+  switch (status.state) {
+    case 'starting':
+      return 'starting';
+    case 'running':
+      return status.attempt > 1 ? `running (attempt ${status.attempt})` : 'running';
+    case 'backing_off':
+      if (!Number.isFinite(until) || until <= now) return `retrying (attempt ${status.attempt})`;
+      return `backing off until ${formatClock(until, now)} (${formatCountdown(until - now)})`;
+    case 'waiting_usage_reset':
+      if (!Number.isFinite(until) || until <= now) return 'usage limit reset: resuming';
+      return `waiting for usage reset until ${formatClock(until, now)} (${formatCountdown(until - now)})`;
+    case 'finished':
+      return `finished: ${status.status ?? 'unknown'}${status.exitCode === null ? '' : ` (exit ${status.exitCode})`}`;
+  }
+}

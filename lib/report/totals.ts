@@ -1,0 +1,69 @@
+// Figures shared by the Markdown and HTML reports, computed once from a RunSummary.
+import dayjs from 'dayjs';
+import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts';
+
+export interface ReportTotals {
+  iterations: number;
+  passed: number;
+  failed: number;
+  noChange: number;
+  attempts: number;
+  tasksCompleted: number;
+  tasksRemaining: number;
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Sums the records; the summary's own counts win where it has them. */
+export function reportTotals(summary: RunSummary): ReportTotals {
+  const count = (outcome: IterationOutcome): number => summary.records.filter((record) => record.outcome === outcome).length;
+  const sum = (pick: (record: IterationRecord) => number): number => summary.records.reduce((total, record) => total + (Number.isFinite(pick(record)) ? pick(record) : 0), 0);
+  return {
+    iterations: summary.iterations,
+    passed: count('pass'),
+    failed: count('fail'),
+    noChange: count('no_change'),
+    attempts: sum((record) => record.attempts),
+    tasksCompleted: summary.tasksCompleted,
+    tasksRemaining: summary.tasksRemaining,
+    costUsd: summary.costUsd,
+    inputTokens: sum((record) => record.inputTokens),
+    outputTokens: sum((record) => record.outputTokens),
+  };
+}
+
+export const OUTCOME_LABEL: Record<IterationOutcome, string> = { pass: 'pass', fail: 'fail', no_change: 'no change' };
+
+/** `$0.0021`; four decimals because single agent runs often cost fractions of a cent. */
+export function formatCost(usd: number): string {
+  return `$${(Number.isFinite(usd) ? usd : 0).toFixed(4)}`;
+}
+
+export function formatCount(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** Local time with its offset, or the raw text when it is not a date. */
+export function formatTime(iso: string): string {
+  const time = dayjs(iso);
+  return time.isValid() ? time.format('YYYY-MM-DD HH:mm:ss Z') : iso;
+}
+
+export function shortSha(commit: string | undefined): string | undefined {
+  return commit ? commit.slice(0, 7) : undefined;
+}
+
+/** `3: a.ts, b.ts, c.ts, …` – the count and the first few paths. */
+export function filesSummary(files: readonly string[], shown = 3): string {
+  if (files.length === 0) return '0';
+  const head = files.slice(0, shown).join(', ');
+  return `${files.length}: ${head}${files.length > shown ? ', …' : ''}`;
+}
+
+/** `pass`, `pass after 2 attempts`, `fail: reason`. */
+export function outcomeText(record: IterationRecord): string {
+  const attempts = record.attempts > 1 ? ` after ${record.attempts} attempts` : '';
+  const reason = record.outcome === 'pass' || !record.reason ? '' : `: ${record.reason}`;
+  return `${OUTCOME_LABEL[record.outcome] ?? record.outcome}${attempts}${reason}`;
+}

@@ -1,0 +1,154 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentCalls, agentPids, FAST, makeSandbox, pidAlive, runRalph, scenario, startRalph, waitFor, type Sandbox } from './helpers.ts';
+
+let sandbox: Sandbox;
+afterEach(() => sandbox?.cleanup());
+
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'prd');
+
+const report = (status: string, learning = 'none') =>
+  JSON.stringify({
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    total_cost_usd: 0.002,
+    result: `Done.\n\n## Ralph Report\nStatus: ${status}\nSummary: worked on the story\nChanges:\n- src/app.ts: added code\nQuality:\n- tests: pass\nLearnings:\n- ${learning}\nCommits:\n- none\n`,
+  });
+
+const SNARK = {
+  project: 'Demo',
+  branchName: 'ralph/demo',
+  description: 'demo',
+  userStories: [
+    { id: 'US-001', title: 'First story', description: 'd', acceptanceCriteria: ['works'], priority: 1, passes: false, notes: '' },
+    { id: 'US-002', title: 'Second story', description: 'd', acceptanceCriteria: ['works'], priority: 2, passes: false, notes: '' },
+  ],
+};
+
+function commitAll(box: Sandbox, message: string): void {
+  execFileSync('git', ['add', '-A'], { cwd: box.repo, env: box.env });
+  execFileSync('git', ['commit', '-qm', message], { cwd: box.repo, env: box.env });
+}
+
+function prdProject(box: Sandbox, prd: unknown = SNARK, gate = 'node -e "process.exit(0)"'): void {
+  writeFileSync(path.join(box.repo, 'prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+  writeFileSync(path.join(box.repo, 'ralph.config.json'), JSON.stringify({ gate: [gate] }));
+  commitAll(box, 'prd');
+}
+
+const gitLog = (box: Sandbox, format: string) => execFileSync('git', ['log', `--format=${format}`], { cwd: box.repo, env: box.env, encoding: 'utf8' });
+const history = (box: Sandbox) => {
+  const dir = path.join(box.repo, '.rulebook-ralph', 'history');
+  return existsSync(dir) ? readdirSync(dir).sort().map((file) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Record<string, unknown>) : [];
+};
+
+describe('PRD mode, end to end', () => {
+  it('completes stories, runs the gates, commits with trailers and writes history (snarktank shape)', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    scenario(sandbox, [
+      { write: { 'app.txt': 'one\n' }, lines: [report('completed', 'keep app.txt sorted')] },
+      { write: { 'app.txt': 'one\ntwo\n' }, lines: [report('completed')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', source: 'prd', success: true, completedCount: 2, failedCount: 0, iterations: 2 });
+    const prd = JSON.parse(readFileSync(path.join(sandbox.repo, 'prd.json'), 'utf8'));
+    expect(prd.userStories.map((story: { passes: boolean }) => story.passes)).toEqual([true, true]);
+    const commits = gitLog(sandbox, '%s%x1f%(trailers:only,unfold)%x1e').split('\x1e').map((entry) => entry.trim()).filter(Boolean);
+    expect(commits.slice(0, 2)).toEqual(['ralph: US-002 Second story\x1fRalph-Iteration: 2\nRalph-Task: US-002', 'ralph: US-001 First story\x1fRalph-Iteration: 1\nRalph-Task: US-001']);
+    const records = history(sandbox);
+    expect(records.map((record) => record.iterationNumber)).toEqual([1, 2]);
+    expect(records[0]).toMatchObject({ completionStatus: 'completed', tasksCompleted: ['US-001'], failedCount: 0, agent: 'claude' });
+    expect(records[0]!.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(records[0]!.learnings).toContain('keep app.txt sorted');
+    expect(readFileSync(path.join(sandbox.repo, 'progress.txt'), 'utf8')).toContain('US-001');
+    // The prompt carried the PRD path, the task and the last commits.
+    expect(agentCalls(sandbox)[0]!.stdin).toMatch(/prd\.json[\s\S]*US-001[\s\S]*prd/);
+  });
+
+  it('blocks a story whose gates fail, notes the failure and does not commit', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox, SNARK, 'node -e "console.error(\'3 tests failed\'); process.exit(1)"');
+    scenario(sandbox, [{ write: { 'app.txt': 'broken\n' }, lines: [report('completed')] }]);
+    const before = gitLog(sandbox, '%H');
+    const result = await runRalph(sandbox, ['--max-iterations', '1', '--json', ...FAST]);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ failedCount: 1, completedCount: 0 });
+    expect(gitLog(sandbox, '%H')).toBe(before);
+    expect(history(sandbox)[0]).toMatchObject({ completionStatus: 'failed', failedCount: 1 });
+    const progress = readFileSync(path.join(sandbox.repo, 'progress.txt'), 'utf8');
+    expect(progress).toMatch(/3 tests failed/);
+    expect(result.stderr).toMatch(/gates: .*FAILED/);
+  });
+
+  it('works on the rulebook shape and on a rulebook tree after ralph init', async () => {
+    sandbox = makeSandbox();
+    cpSync(path.join(FIXTURES, 'rulebook-project'), sandbox.repo, { recursive: true });
+    commitAll(sandbox, 'rulebook tasks');
+    const init = await runRalph(sandbox, ['init', '--json']);
+    expect(init.code, init.stderr).toBe(0);
+    const created = JSON.parse(init.stdout);
+    expect(created).toEqual({ success: true, taskCount: expect.any(Number), prdPath: path.join(sandbox.repo, '.rulebook-ralph', 'prd.json') });
+    expect(created.taskCount).toBeGreaterThan(1);
+    const again = await runRalph(sandbox, ['init', '--json']);
+    expect(again.code).toBe(0);
+    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ gate: ['none'] }));
+    commitAll(sandbox, 'prd');
+    scenario(sandbox, [{ lines: [report('completed')] }]);
+    const run = await runRalph(sandbox, ['--max-iterations', '1', '--json', ...FAST]);
+    expect(run.code, run.stderr).toBe(2);
+    const prd = JSON.parse(readFileSync(created.prdPath, 'utf8'));
+    expect(prd.tasks.filter((task: { status: string }) => task.status === 'completed').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('exits 1 naming the file and the first problem of a malformed prd.json, leaving it untouched', async () => {
+    sandbox = makeSandbox();
+    const bad = '{ "userStories": [ { "id": "US-001", "title": "x", "priority": "high", "passes": false } ] }\n';
+    writeFileSync(path.join(sandbox.repo, 'prd.json'), bad);
+    const result = await runRalph(sandbox, ['--source', 'prd', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/prd\.json.*\$\.userStories\[0\]\.priority.*expected a number/);
+    expect(readFileSync(path.join(sandbox.repo, 'prd.json'), 'utf8')).toBe(bad);
+    writeFileSync(path.join(sandbox.repo, 'prd.json'), '{ "userStories": [ ');
+    const syntax = await runRalph(sandbox, ['--source', 'prd', ...FAST]);
+    expect(syntax.code).toBe(1);
+    expect(syntax.stderr).toMatch(/prd\.json/);
+    expect(agentCalls(sandbox)).toHaveLength(0);
+  });
+
+  it('resumes after kill -9: stale lock reclaimed, task back in play, numbering continues', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    scenario(sandbox, [{ lines: [report('completed')], hang: true, marker: 'AGENT-STARTED' }, { lines: [report('completed')] }, { lines: [report('completed')] }]);
+    const first = startRalph(sandbox, FAST);
+    await waitFor(() => agentPids(sandbox).length >= 1, 20_000, 'agent');
+    await waitFor(() => readFileSync(path.join(sandbox.repo, 'prd.json'), 'utf8').includes('in_iteration'), 10_000, 'claim');
+    // kill -9 the real ralph process (the one named in the lock; tsx's wrapper is its parent).
+    const ralphPid = Number(readFileSync(path.join(sandbox.repo, '.ralph.lock'), 'utf8').split('\n')[0]);
+    process.kill(ralphPid, 'SIGKILL');
+    first.child.kill('SIGKILL');
+    await first.done;
+    for (const pid of agentPids(sandbox)) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // the agent's group may be gone already
+      }
+    }
+    await waitFor(() => agentPids(sandbox).every((pid) => !pidAlive(pid)), 5000, 'orphaned agent to die');
+    expect(existsSync(path.join(sandbox.repo, '.ralph.lock'))).toBe(true);
+    const resumed = await runRalph(sandbox, ['resume', '--json', ...FAST]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/reclaiming a stale lock/);
+    expect(resumed.stderr).toMatch(/US-001 was left in_iteration by iteration 1/);
+    const numbers = history(sandbox).map((record) => record.iterationNumber);
+    expect(numbers).toEqual([1, 2, 3]);
+    expect(new Set(numbers).size).toBe(numbers.length);
+    expect(history(sandbox)[0]).toMatchObject({ completionStatus: 'interrupted' });
+    expect(JSON.parse(resumed.stdout).records.map((r: { iteration: number }) => r.iteration)).toEqual([2, 3]);
+  });
+});

@@ -1,0 +1,197 @@
+// Opens a rendered HTML report in headless Chromium (Debian's `chromium`), screenshots it, and checks the
+// chart's pixels: the timeline must really render, offline, in a real browser.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inflateSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { IterationRecord, RunSummary } from '../../lib/events.ts';
+import { writeReports } from '../../lib/report/index.ts';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((file) => existsSync(file));
+
+interface Image {
+  width: number;
+  height: number;
+  /** RGBA, 4 bytes per pixel. */
+  pixels: Uint8Array;
+}
+
+/** Decodes an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium writes for screenshots). */
+export function decodePng(data: Buffer): Image {
+  if (data.subarray(0, 8).toString('hex') !== '89504e470d0a1a0a') throw new Error('not a PNG');
+  let offset = 8;
+  let width = 0;
+  let height = 0;
+  let colourType = 0;
+  const idat: Buffer[] = [];
+  while (offset < data.length) {
+    const length = data.readUInt32BE(offset);
+    const type = data.toString('ascii', offset + 4, offset + 8);
+    const body = data.subarray(offset + 8, offset + 8 + length);
+    if (type === 'IHDR') {
+      width = body.readUInt32BE(0);
+      height = body.readUInt32BE(4);
+      const depth = body[8];
+      colourType = body[9]!;
+      if (depth !== 8 || (colourType !== 2 && colourType !== 6) || body[12] !== 0) throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${body[12]}`);
+    } else if (type === 'IDAT') {
+      idat.push(body);
+    } else if (type === 'IEND') {
+      break;
+    }
+    offset += 12 + length;
+  }
+  const channels = colourType === 6 ? 4 : 3;
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const current = new Uint8Array(stride);
+  let previous = new Uint8Array(stride);
+  const pixels = new Uint8Array(width * height * 4);
+  for (let y = 0; y < height; y += 1) {
+    const filter = raw[y * (stride + 1)]!;
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let i = 0; i < stride; i += 1) {
+      const a = i >= channels ? current[i - channels]! : 0;
+      const b = previous[i]!;
+      const c = i >= channels ? previous[i - channels]! : 0;
+      let predictor = 0;
+      if (filter === 1) predictor = a;
+      else if (filter === 2) predictor = b;
+      else if (filter === 3) predictor = (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      current[i] = (line[i]! + predictor) & 0xff;
+    }
+    for (let x = 0; x < width; x += 1) {
+      const to = (y * width + x) * 4;
+      pixels[to] = current[x * channels]!;
+      pixels[to + 1] = current[x * channels + 1]!;
+      pixels[to + 2] = current[x * channels + 2]!;
+      pixels[to + 3] = channels === 4 ? current[x * channels + 3]! : 255;
+    }
+    previous = Uint8Array.from(current);
+  }
+  return { width, height, pixels };
+}
+
+type Hue = 'green' | 'red' | 'amber';
+
+/** Counts strongly green, red and amber pixels inside a rectangle of the image. */
+function countColours(image: Image, box: { x0: number; y0: number; x1: number; y1: number }): Record<Hue, number> {
+  const counts: Record<Hue, number> = { green: 0, red: 0, amber: 0 };
+  for (let y = box.y0; y < Math.min(box.y1, image.height); y += 1) {
+    for (let x = box.x0; x < Math.min(box.x1, image.width); x += 1) {
+      const at = (y * image.width + x) * 4;
+      const [r, g, b] = [image.pixels[at]!, image.pixels[at + 1]!, image.pixels[at + 2]!];
+      if (g > r + 60 && g > b + 60) counts.green += 1;
+      else if (r > g + 120 && r > b + 120) counts.red += 1;
+      else if (r > 170 && g > 120 && b < 90 && r - g < 90) counts.amber += 1;
+    }
+  }
+  return counts;
+}
+
+function run(bin: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(bin, args, { timeout: timeoutMs, encoding: 'utf8' }, (error, _stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr });
+    });
+  });
+}
+
+function summaryOfFour(): RunSummary {
+  const base = Date.UTC(2026, 2, 3, 1, 0, 0);
+  const outcomes: Array<IterationRecord['outcome']> = ['pass', 'fail', 'no_change', 'pass'];
+  const records: IterationRecord[] = outcomes.map((outcome, index) => ({
+    iteration: index + 1,
+    taskId: `ws-9w6.${index + 2}`,
+    taskTitle: index === 3 ? 'Render <html> & "quotes"' : `Task ${index + 1}`,
+    outcome,
+    reason: outcome === 'pass' ? 'task finished' : outcome === 'fail' ? 'agent still failing after 3 attempts' : 'nothing changed',
+    attempts: outcome === 'fail' ? 3 : 1,
+    startedAt: new Date(base + index * 120_000).toISOString(),
+    durationMs: 100_000,
+    tasksDone: outcome === 'pass' ? [`ws-9w6.${index + 2}`] : [],
+    filesChanged: outcome === 'pass' ? ['src/app.ts'] : [],
+    claimedComplete: outcome === 'pass',
+    costUsd: 0.02,
+    inputTokens: 1500,
+    outputTokens: 300,
+  }));
+  return {
+    status: 'limit_reached',
+    exitCode: 2,
+    message: 'iteration limit 4 reached',
+    sessionId: '20260303-010000',
+    source: 'beads',
+    agent: 'claude',
+    iterations: 4,
+    tasksCompleted: 2,
+    tasksRemaining: 2,
+    startedAt: new Date(base).toISOString(),
+    endedAt: new Date(base + 460_000).toISOString(),
+    durationMs: 460_000,
+    costUsd: 0.08,
+    records,
+  };
+}
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the HTML report in a real browser', () => {
+  it('renders the timeline chart offline in headless Chromium', async () => {
+    if (!CHROMIUM) {
+      throw new Error("chromium not found at /usr/bin/chromium: install Debian's package (apt-get install -y chromium); .ci/run does this before npm test");
+    }
+    dir = mkdtempSync(path.join(os.tmpdir(), 'ralph-report-html-'));
+    const { html } = writeReports(dir, summaryOfFour());
+    const shot = path.join(dir, 'shot.png');
+    const result = await run(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--hide-scrollbars',
+        '--force-device-scale-factor=1',
+        `--user-data-dir=${path.join(dir, 'profile')}`,
+        `--screenshot=${shot}`,
+        '--window-size=1200,900',
+        `file://${html}`,
+      ],
+      45_000,
+    );
+    expect(existsSync(shot), `chromium wrote no screenshot (exit ${result.code}): ${result.stderr.slice(-2000)}`).toBe(true);
+    expect(statSync(shot).size).toBeGreaterThan(10_000);
+    const image = decodePng(readFileSync(shot));
+    expect([image.width, image.height]).toEqual([1200, 900]);
+    // The whole page: the bars are the only large green/red/amber areas besides the status badge and legend.
+    const whole = countColours(image, { x0: 0, y0: 0, x1: image.width, y1: image.height });
+    expect(whole.green, JSON.stringify(whole)).toBeGreaterThan(2000);
+    expect(whole.red, JSON.stringify(whole)).toBeGreaterThan(1000);
+    expect(whole.amber, JSON.stringify(whole)).toBeGreaterThan(1000);
+    // The chart area itself: find the rows holding bars, and check each colour shows up there.
+    const rows: number[] = [];
+    for (let y = 0; y < image.height; y += 1) {
+      const line = countColours(image, { x0: 0, y0: y, x1: image.width, y1: y + 1 });
+      if (line.green + line.red + line.amber > 60) rows.push(y);
+    }
+    expect(rows.length).toBeGreaterThan(40);
+    const chart = countColours(image, { x0: 0, y0: rows[0]!, x1: image.width, y1: rows.at(-1)! + 1 });
+    expect(chart.green).toBeGreaterThan(1500);
+    expect(chart.red).toBeGreaterThan(1000);
+  }, 60_000);
+});

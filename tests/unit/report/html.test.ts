@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { renderHtmlReport } from '../../../lib/report/html.ts';
+import { spans, tickStep } from '../../../lib/report/timeline.ts';
+import { record, sampleSummary } from './fixture.ts';
+
+const svgOf = (html: string): string => {
+  const match = /<svg[\s\S]*?<\/svg>/.exec(html);
+  if (!match) throw new Error('no <svg> in the report');
+  return match[0];
+};
+
+const barsOf = (svg: string): string[] => [...svg.matchAll(/<rect class="bar[^>]*>/g)].map((match) => match[0]);
+
+describe('renderHtmlReport', () => {
+  const html = renderHtmlReport(sampleSummary());
+
+  it('is one well-formed-enough HTML page', () => {
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).toContain('<meta charset="utf-8">');
+    expect(html.trimEnd().endsWith('</html>')).toBe(true);
+    for (const tag of ['html', 'head', 'body', 'style', 'svg', 'table', 'tbody', 'dl']) {
+      expect(html.split(`<${tag}`).length, tag).toBe(html.split(`</${tag}>`).length);
+    }
+  });
+
+  it('needs nothing from the network: no URLs, scripts, external fonts or images', () => {
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).not.toMatch(/<script|<link|<img|@import|@font-face|url\(/i);
+  });
+
+  it('draws one bar per iteration, coloured by outcome, with a tooltip', () => {
+    const bars = barsOf(svgOf(html));
+    expect(bars).toHaveLength(4);
+    expect(bars.map((bar) => /fill="([^"]+)"/.exec(bar)?.[1])).toEqual(['#2da44e', '#d1242f', '#d4a72c', '#2da44e']);
+    expect(svgOf(html).match(/<title>/g)).toHaveLength(4);
+    expect(svgOf(html)).toContain('<title>#2 ws-9w6.3 Task 2: build part 2\nfail after 2 attempts');
+    expect(html).toMatch(/class="legend".*pass.*fail.*no change/s);
+  });
+
+  it('places bars by start time and duration along the axis', () => {
+    const bars = barsOf(svgOf(html));
+    const xs = bars.map((bar) => Number(/ x="([\d.]+)"/.exec(bar)?.[1]));
+    const widths = bars.map((bar) => Number(/ width="([\d.]+)"/.exec(bar)?.[1]));
+    expect(xs).toEqual([...xs].sort((a, b) => a - b));
+    expect(xs[0]).toBe(56);
+    expect(widths[1]!).toBeLessThan(widths[0]!);
+    expect(spans(sampleSummary().records)).toEqual([
+      { start: 0, duration: 45_000 },
+      { start: 60_000, duration: 20_000 },
+      { start: 120_000, duration: 45_000 },
+      { start: 180_000, duration: 45_000 },
+    ]);
+    expect(tickStep(225_000)).toBe(60_000);
+    expect(tickStep(900)).toBe(200);
+  });
+
+  it('escapes every text: titles, messages, files', () => {
+    const evil = renderHtmlReport(
+      sampleSummary({
+        message: 'done <script>alert(1)</script>',
+        records: [record({ iteration: 1, taskTitle: `<img src=x onerror="alert('x')"> & more`, filesChanged: ['"quoted".ts'] })],
+      }),
+    );
+    expect(evil).not.toContain('<script>');
+    expect(evil).not.toContain('<img');
+    expect(evil).toContain('done &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(evil).toContain('&lt;img src=x onerror=&quot;alert(&#39;x&#39;)&quot;&gt; &amp; more');
+    expect(evil).toContain('1: &quot;quoted&quot;.ts');
+    expect(html).toContain('Escape &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quotes&quot; | pipes');
+  });
+
+  it('shows the totals and the table', () => {
+    expect(html).toContain('<b>$0.0375</b><span>cost</span>');
+    expect(html).toContain('<b>4,000 / 800</b><span>tokens in / out</span>');
+    expect(html.match(/<tr><td class="num">/g)).toHaveLength(4);
+    expect(html).toContain('<code title="0123456789abcdef0123456789abcdef01234567">0123456</code>');
+  });
+
+  it('copes with no iterations and with unreadable start times', () => {
+    const empty = renderHtmlReport(sampleSummary({ records: [], iterations: 0 }));
+    expect(empty).not.toContain('<svg');
+    expect(empty).toContain('No iteration ran.');
+    const broken = sampleSummary({ records: [record({ iteration: 1, startedAt: 'garbage' }), record({ iteration: 2, startedAt: 'nope', durationMs: 1000 })] });
+    expect(spans(broken.records)).toEqual([
+      { start: 0, duration: 45_000 },
+      { start: 45_000, duration: 1000 },
+    ]);
+    expect(barsOf(svgOf(renderHtmlReport(broken)))).toHaveLength(2);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { escapeCell, renderMarkdownReport } from '../../../lib/report/markdown.ts';
+import { record, sampleSummary } from './fixture.ts';
+
+const rowsOf = (markdown: string): string[] => {
+  const start = markdown.indexOf('## Iterations');
+  return markdown.slice(start).split('\n').filter((line) => line.startsWith('| ')).slice(2);
+};
+
+/** Splits a table row on unescaped pipes. */
+const cellsOf = (row: string): string[] => row.slice(2, -2).split(/(?<!\\) \| /);
+
+describe('renderMarkdownReport', () => {
+  const markdown = renderMarkdownReport(sampleSummary());
+
+  it('starts with the session facts', () => {
+    expect(markdown.split('\n')[0]).toBe('# ralph session 20260102-030000');
+    expect(markdown).toContain('| **source** | beads |');
+    expect(markdown).toContain('| **agent** | claude |');
+    expect(markdown).toContain('| **status** | limit_reached: iteration limit 4 reached with 1 task remaining |');
+    expect(markdown).toContain('| **exit code** | 2 |');
+    expect(markdown).toMatch(/\| \*\*started\*\* \| 2026-01-0[12] \d\d:59:58 [+-]\d\d:\d\d \|/);
+    expect(markdown).toContain('| **duration** | 3m 52s |');
+  });
+
+  it('gives the totals', () => {
+    expect(markdown).toContain('| iterations | passed | failed | no change | tasks completed | tasks remaining | cost | tokens in | tokens out |');
+    expect(markdown).toContain('| 4 | 2 | 1 | 1 | 2 | 1 | $0.0375 | 4,000 | 800 |');
+  });
+
+  it('has one row per iteration with task, outcome, duration, cost, files and commit', () => {
+    const rows = rowsOf(markdown);
+    expect(rows).toHaveLength(4);
+    expect(cellsOf(rows[0]!)).toEqual(['1', 'ws-9w6.2 Task 1: build part 1', 'pass', '45.0s', '$0.0125', '5: src/a.ts, src/b.ts, src/c.ts, …', '0123456']);
+    expect(cellsOf(rows[1]!)).toEqual(['2', 'ws-9w6.3 Task 2: build part 2', 'fail after 2 attempts: agent still failing after 2 attempts: API Error: 529 Overloaded', '20.0s', '$0.0000', '0', '—']);
+    expect(cellsOf(rows[2]!)[2]).toBe('no change: no task finished and no file changed');
+  });
+
+  it('escapes pipes and line breaks in cells so the table keeps its columns', () => {
+    const row = rowsOf(markdown)[3]!;
+    expect(row).toContain('Escape <b>bold</b> & "quotes" \\| pipes');
+    expect(cellsOf(row)).toHaveLength(7);
+    expect(escapeCell('a|b\nc\\d')).toBe('a\\|b c\\\\d');
+    const odd = renderMarkdownReport(sampleSummary({ records: [record({ iteration: 1, taskTitle: 'two\nlines | and pipe', filesChanged: ['we|ird.ts'] })] }));
+    const [only] = rowsOf(odd);
+    expect(cellsOf(only!)).toHaveLength(7);
+    expect(only).toContain('two lines \\| and pipe');
+    expect(only).toContain('1: we\\|ird.ts');
+  });
+
+  it('says so when no iteration ran', () => {
+    const empty = renderMarkdownReport(sampleSummary({ records: [], iterations: 0, status: 'failed', exitCode: 1 }));
+    expect(empty).toContain('No iteration ran.');
+    expect(empty).toContain('| 0 | 0 | 0 | 0 |');
+  });
+});
