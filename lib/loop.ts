@@ -227,6 +227,11 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
       item.commit = await ctx.commit(task, info.iteration);
       if (item.commit) await source.recordCommit?.(info.iteration, item.commit);
     }
+    if (!item.commit) {
+      // The agent may commit its own work (beads' /sp:next, Spec Kit stories): report the new HEAD.
+      const headAfter = await ctx.git.head();
+      if (headAfter && headAfter !== headBefore) item.commit = headAfter;
+    }
     bus.emit({ type: 'iteration_end', record: item });
     if (claimedComplete && after.remaining.length > 0) {
       bus.emit({ type: 'warning', message: `premature completion promise in iteration ${info.iteration}: ${after.remaining.length} tasks remain; going on` });

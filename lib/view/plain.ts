@@ -21,6 +21,7 @@ export function useColor(out: Output, env: NodeJS.ProcessEnv): boolean {
 
 /** The line-oriented renderer: one timestamped line per event, safe for tmux logs, Makefiles and CI. */
 export class LineView implements EventSink {
+  private started = false;
   constructor(private readonly options: ViewOptions) {}
 
   private paint(colour: Colour, text: string): string {
@@ -36,6 +37,7 @@ export class LineView implements EventSink {
     const quiet = this.options.quiet;
     switch (event.type) {
       case 'session_start':
+        this.started = true;
         if (!quiet) this.line(`ralph ${event.sessionId}: ${event.source} mode, ${event.target}, agent ${event.agent}, up to ${event.maxIterations} iterations`, at, 'bold');
         if (!quiet) this.line(`logs: ${event.logDir}`, at, 'dim');
         break;
@@ -73,6 +75,8 @@ export class LineView implements EventSink {
       }
       case 'session_end': {
         const summary = event.summary;
+        // A run that never started already printed its error; one line is enough.
+        if (!this.started && summary.status === 'failed') break;
         const colour: Colour = summary.exitCode === 0 ? 'green' : summary.exitCode === 2 ? 'yellow' : 'red';
         this.line(`${summary.status}: ${summary.message} (${summary.iterations} iterations, ${summary.tasksCompleted} done, ${summary.tasksRemaining} remaining, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
         break;
