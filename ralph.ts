@@ -13,7 +13,7 @@ for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
       runForcedExitCleanups();
       process.exit(name === 'SIGTERM' ? 143 : 130);
     }
-    process.stderr.write(`ralph: ${name} received: stopping the agent (again to force)\n`);
+    process.stderr.write(`ralph: ${name} received: stopping (again to force)\n`);
     controller.abort(name === 'SIGHUP' ? 'SIGTERM' : name);
   });
 }

@@ -1,3 +1,5 @@
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { RalphError } from './errors.ts';
 
@@ -94,6 +96,16 @@ export class Git {
     return this.head();
   }
 
+  /** A path inside the git dir (worktree-aware), absolute. */
+  async gitPath(name: string): Promise<string | undefined> {
+    try {
+      const found = (await this.git.raw(['rev-parse', '--git-path', name])).trim();
+      return path.resolve(this.cwd, found);
+    } catch {
+      return undefined;
+    }
+  }
+
   async recentCommits(count: number): Promise<string[]> {
     try {
       return (await this.git.raw(['log', '--oneline', `-${count}`])).split('\n').filter(Boolean);
@@ -101,4 +113,20 @@ export class Git {
       return [];
     }
   }
+}
+
+/** Keeps ralph's own files out of `git status` and an agent's `git add -A`, without touching .gitignore. */
+export async function excludeRalphFiles(git: Git): Promise<void> {
+  const file = await git.gitPath('info/exclude');
+  if (!file) return;
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    // no exclude file yet
+  }
+  const wanted = ['/.ralph.lock', '/.ralph.lock.d/', '/.ralph/'].filter((line) => !text.split('\n').includes(line));
+  if (wanted.length === 0) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}# ralph's run state\n${wanted.join('\n')}\n`);
 }

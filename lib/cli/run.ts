@@ -7,7 +7,7 @@ import { readConfigFile, resolveConfig, type Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { errorMessage, InterruptedError, PrerequisiteError, RalphError } from '../errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
-import { Git } from '../git.ts';
+import { excludeRalphFiles, Git } from '../git.ts';
 import { acquireLock, inspectLock, type HeldLock } from '../lock.ts';
 import { runLoop } from '../loop.ts';
 import { killActiveNow } from '../runner.ts';
@@ -144,6 +144,7 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
     });
     const held = lock;
     for (const sink of createStateSinks(root)) bus.add(sink);
+    await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
       held.releaseSync();

@@ -22,6 +22,8 @@ export function useColor(out: Output, env: NodeJS.ProcessEnv): boolean {
 /** The line-oriented renderer: one timestamped line per event, safe for tmux logs, Makefiles and CI. */
 export class LineView implements EventSink {
   private started = false;
+  /** Streamed text fragments (Gemini deltas) gathered into one line. */
+  private pending = '';
   constructor(private readonly options: ViewOptions) {}
 
   private paint(colour: Colour, text: string): string {
@@ -35,6 +37,11 @@ export class LineView implements EventSink {
 
   emit(event: RunEvent, at: number): void {
     const quiet = this.options.quiet;
+    if (this.pending && !(event.type === 'agent' && event.event.kind === 'text' && event.event.delta)) {
+      const text = this.pending;
+      this.pending = '';
+      if (!quiet) this.agentEvent({ kind: 'text', text }, at);
+    }
     switch (event.type) {
       case 'session_start':
         this.started = true;
@@ -87,6 +94,10 @@ export class LineView implements EventSink {
   private agentEvent(event: import('../agents/types.ts').AgentEvent, at: number): void {
     switch (event.kind) {
       case 'text':
+        if (event.delta) {
+          this.pending += event.text;
+          break;
+        }
         if (this.options.verbose) for (const text of event.text.split('\n')) this.line(`  │ ${text}`, at);
         else if (event.text.trim()) this.line(`  │ ${oneLine(event.text, 200)}`, at);
         break;

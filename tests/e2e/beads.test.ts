@@ -43,6 +43,8 @@ describe('beads mode, end to end', () => {
     const sessions = readdirSync(path.join(sandbox.repo, '.ralph', 'logs'));
     expect(readFileSync(path.join(sandbox.repo, '.ralph', 'logs', sessions[0]!, 'iteration-1.jsonl'), 'utf8')).toContain('"type":"result"');
     expect(existsSync(lockPath(sandbox))).toBe(false);
+    // ralph's own files are kept out of git without touching the project's .gitignore.
+    expect(readFileSync(path.join(sandbox.repo, '.git', 'info', 'exclude'), 'utf8')).toMatch(/^\/\.ralph\.lock$[\s\S]*^\/\.ralph\/$/m);
   });
 
   it('exits 2 at the iteration limit with tasks remaining', async () => {
