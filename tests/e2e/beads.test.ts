@@ -261,10 +261,11 @@ describe('signals', () => {
     const started = Date.now();
     run.child.kill('SIGINT');
     const result = await run.done;
-    expect(result.code).toBe(130);
+    expect(result.code, result.stderr).toBe(130);
     expect(Date.now() - started).toBeLessThan(5000);
     expect(existsSync(lockPath(sandbox))).toBe(false);
-    for (const pid of agentPids(sandbox)) expect(pidAlive(pid)).toBe(false);
+    // SIGKILL was sent before ralph exited; give the kernel a moment to finish the kill under load.
+    await waitFor(() => agentPids(sandbox).every((pid) => !pidAlive(pid)), 3000, 'agent to die');
   });
 });
 

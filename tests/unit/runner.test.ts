@@ -72,7 +72,7 @@ describe('runProcess', () => {
   });
 
   it('ends a chatty agent on the wall-clock timeout', async () => {
-    const result = await runProcess({ bin: node, args: ['-e', 'setInterval(() => console.log("tick"), 20)'] }, options({ timeoutMs: 300, idleTimeoutMs: 200 }));
+    const result = await runProcess({ bin: node, args: ['-e', 'setInterval(() => console.log("tick"), 20)'] }, options({ timeoutMs: 800, idleTimeoutMs: 10_000 }));
     expect(result.reason).toBe('timeout');
   });
 
