@@ -96,6 +96,18 @@ export class Git {
     return this.head();
   }
 
+  /** Why git could not commit as someone (no user.name / user.email, none to guess), or undefined when it can. */
+  async identityProblem(): Promise<string | undefined> {
+    try {
+      await this.git.raw(['var', 'GIT_AUTHOR_IDENT']);
+      await this.git.raw(['var', 'GIT_COMMITTER_IDENT']);
+      return undefined;
+    } catch (error) {
+      const lines = (error as Error).message.split('\n').map((line) => line.trim()).filter(Boolean);
+      return (lines.find((line) => line.startsWith('fatal:')) ?? lines[0] ?? 'unknown').replace(/^fatal:\s*/, '');
+    }
+  }
+
   /** A path inside the git dir (worktree-aware), absolute. */
   async gitPath(name: string): Promise<string | undefined> {
     try {

@@ -101,7 +101,7 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
   const file = path.join(options.root, LOCK_FILE);
   const dir = file + LOCK_DIR_SUFFIX;
   const state = inspectLock(options.root, options.now.getTime());
-  if (state.held) throw heldError(file, state.info);
+  if (state.held) throw heldError(file, state.info ?? (await holderInfo(options.root)));
   if (state.stale) {
     const who = state.info ? `PID ${state.info.pid}, started ${state.info.startedAt}, branch ${state.info.branch}` : 'unknown holder';
     options.warn(`reclaiming a stale lock ${file} (${who}): that process no longer runs`);
@@ -121,7 +121,7 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
       onCompromised: options.onCompromised,
     });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw heldError(file, readLockInfo(options.root));
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw heldError(file, await holderInfo(options.root));
     throw new RalphError(`cannot take the lock ${file}: ${(error as Error).message}`);
   }
 
@@ -144,6 +144,18 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** How long a run that lost the race for the lock waits for the winner to write who it is. */
+const HOLDER_INFO_WAIT_MS = 2000;
+
+/** The holder's info; a holder that has just taken the lock writes it a moment later, so wait for it briefly. */
+async function holderInfo(root: string): Promise<LockInfo | undefined> {
+  const deadline = Date.now() + HOLDER_INFO_WAIT_MS;
+  for (let info = readLockInfo(root); ; info = readLockInfo(root)) {
+    if (info || Date.now() >= deadline) return info;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 function heldError(file: string, info: LockInfo | undefined): RalphError {

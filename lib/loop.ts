@@ -16,6 +16,7 @@ import { backoffDelays, retry } from './retry.ts';
 import { runProcess, type ProcessResult } from './runner.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from './sources/types.ts';
 import { formatDuration } from './duration.ts';
+import { clearAgent, recordAgent } from './agent-pid.ts';
 
 export interface LoopContext {
   root: string;
@@ -46,6 +47,10 @@ interface AttemptValue {
 }
 
 const COUNTDOWN_EVERY_MS = 10 * 60_000;
+
+function taskCount(snapshot: Snapshot): number {
+  return snapshot.remaining.length + snapshot.done.length + (snapshot.skipped?.length ?? 0);
+}
 
 /** Usage-limit waits get a small margin past the announced reset. */
 export function usageWaitMs(resetAt: number, now: number): number {
@@ -96,6 +101,7 @@ async function runAgent(ctx: LoopContext, info: IterationInfo, task: Task, promp
         signal: ctx.signal,
         stdoutLog: `${logBase}.jsonl`,
         stderrLog: `${logBase}.stderr.log`,
+        onSpawn: (pid) => recordAgent(ctx.root, pid),
         onLine: (line, stream) => {
           if (stream === 'stderr') {
             record(transcript, { kind: 'other', text: line });
@@ -107,6 +113,7 @@ async function runAgent(ctx: LoopContext, info: IterationInfo, task: Task, promp
           }
         },
       });
+      clearAgent(ctx.root);
       costUsd += transcript.costUsd;
       inputTokens += transcript.inputTokens;
       outputTokens += transcript.outputTokens;
@@ -190,6 +197,10 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
 
     const after = await source.snapshot();
     last = after;
+    if (taskCount(before) > 0 && taskCount(after) === 0) {
+      // All tasks vanished (the agent emptied the file?): that is not completion.
+      return finish('failed', ExitCode.failure, `the task source lists no tasks any more after iteration ${info.iteration} (${source.describe()}); check what the agent did to it`, after);
+    }
     const finished = tasksFinished(before, after);
     const gates = run.value.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration) : [];
     if (gates.length > 0) bus.emit({ type: 'gates', iteration: info.iteration, results: gates.map((gate) => ({ name: gate.name, passed: gate.passed, durationMs: gate.durationMs })) });

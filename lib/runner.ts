@@ -26,6 +26,8 @@ export interface RunOptions {
   stdoutLog?: string;
   stderrLog?: string;
   maxLineBytes?: number;
+  /** Called with the child's PID (its process group id) once it is spawned. */
+  onSpawn?: (pid: number) => void;
 }
 
 export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'spawn_error';
@@ -115,7 +117,10 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     });
     const pgid = child.pid;
     const known: number[] = [];
-    if (pgid !== undefined) active.set(pgid, known);
+    if (pgid !== undefined) {
+      active.set(pgid, known);
+      options.onSpawn?.(pgid);
+    }
 
     const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
       try {

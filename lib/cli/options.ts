@@ -29,6 +29,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'max-iterations', kind: 'int', min: 1, group: 'Run', arg: 'N', defaultText: '50 beads, 10 speckit and prd', help: 'stop with exit 2 after N iterations' },
   { name: 'epic', kind: 'string', group: 'Run', arg: 'ID', defaultText: 'from the branch', help: 'beads epic to work on' },
   { name: 'prompt', kind: 'string', group: 'Run', arg: 'TEXT', defaultText: '/sp:next in beads mode', help: 'prompt sent to the agent each iteration' },
+  { name: 'progress-max-bytes', kind: 'int', min: 1024, group: 'Run', arg: 'BYTES', defaultText: '262144 (256 KB)', help: 'past this size, older iteration entries of progress.txt move verbatim to progress.archive.txt beside it' },
   { name: 'on-exit', kind: 'string', group: 'Run', arg: 'CMD', help: 'shell command run when ralph ends, with RALPH_STATUS, RALPH_EXIT_CODE, RALPH_REPORT, RALPH_SESSION set' },
   { name: 'agent', kind: 'string', group: 'Agent', arg: 'NAME', defaultText: 'claude', help: 'agent CLI: claude, copilot, gemini, codex, amp, opencode, cursor, custom' },
   { name: 'model', kind: 'string', group: 'Agent', arg: 'NAME', help: 'model passed to the agent CLI' },

@@ -16,6 +16,7 @@ import type { TaskSource } from '../sources/types.ts';
 import { createView } from '../view/live.ts';
 import { createStateSinks } from '../progress/index.ts';
 import { runOnExitHook } from '../hooks.ts';
+import { stopOrphanedAgent } from '../agent-pid.ts';
 import { writeReports } from '../report/index.ts';
 import { findOnPath } from '../which.ts';
 import { onForcedExit } from '../cleanup.ts';
@@ -62,6 +63,12 @@ export async function prepare(parsed: ParsedArgv, deps: Deps, warn: (message: st
     problems.push("'bd' (beads) not found on PATH: install beads (npm i -g @beads/bd) or choose another --source");
   } else {
     problems.push(...(await source.check()));
+  }
+  // A commit that fails after the agent's work would leave the task marked done but uncommitted: check first.
+  const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
+  const identity = gitRoot && commitOn ? await git.identityProblem() : undefined;
+  if (identity) {
+    problems.push(`no git identity to commit with (${identity}): set one with git config user.name "Your Name" and git config user.email you@example.com, or pass --no-commit`);
   }
   const maxIterations = config.maxIterations ?? source.defaultMaxIterations;
   return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations };
@@ -150,6 +157,9 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
       held.releaseSync();
     });
     try {
+      // An agent a kill -9'd run left behind would edit the repo beside ours: stop it before recovery reads the state.
+      const orphan = await stopOrphanedAgent(root, config.killGrace);
+      if (orphan) warn(orphan);
       for (const message of await source.recover()) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);
       mkdirSync(logDir, { recursive: true });

@@ -152,3 +152,15 @@ describe('PRD mode, end to end', () => {
     expect(JSON.parse(resumed.stdout).records.map((r: { iteration: number }) => r.iteration)).toEqual([2, 3]);
   });
 });
+
+describe('PRD mode, a vanished task list', () => {
+  it('fails instead of reporting completion when the agent empties userStories', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    scenario(sandbox, [{ write: { 'prd.json': JSON.stringify({ ...SNARK, userStories: [] }) }, lines: [report('completed')] }]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'failed', success: false });
+    expect(result.stderr).toMatch(/lists no tasks any more/);
+  });
+});

@@ -24,11 +24,13 @@ export function decidePrdOutcome(input: {
   agentReport: AgentReport;
   gates: readonly GateResult[];
   agentFailed: boolean;
+  /** Why the agent run failed (idle timeout, retries spent…), so the task's lastError says what to fix. */
+  agentFailure?: string;
   /** The agent marked the task done in prd.json itself (snarktank habit: `passes: true`). */
   markedDone?: boolean;
 }): PrdOutcome {
   const { agentReport: report, gates } = input;
-  if (input.agentFailed) return { kind: 'fail', reason: 'the agent run failed' };
+  if (input.agentFailed) return { kind: 'fail', reason: input.agentFailure ? `the agent run failed: ${input.agentFailure}` : 'the agent run failed' };
   const failed = describeFailedGates(gates);
   if (failed) return { kind: 'fail', reason: `quality gates failed: ${failed}` };
   if (report.status === 'failed') {

@@ -6,7 +6,8 @@ import { RalphError } from '../../errors.ts';
 import { failureLine, formatGateResults, resolveGates, type GateResult } from '../../gates.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
 import { historyFile, lastHistoryIteration, writeHistoryRecord, type HistoryRecord, type QualityMetrics } from './history.ts';
-import { appendProgressEntry, lastLoggedIteration, progressContext, progressHeader, progressPath, readProgress } from './progress.ts';
+import { compactAfterAppend } from '../../progress/compact.ts';
+import { appendProgressEntry, lastLoggedIteration, PRD_ENTRY_HEADING, progressContext, progressHeader, progressPath, readProgress, type ProgressEntry } from './progress.ts';
 import { buildPrdPrompt, loadPrdTemplate } from './prompt.ts';
 import { parseAgentReport, type AgentReport } from './report-parser.ts';
 import { decidePrdOutcome } from './outcome.ts';
@@ -121,6 +122,12 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     return item;
   };
   const iso = (): string => new Date(deps.now()).toISOString();
+  /** Appends an entry, then moves old entries to the archive once the log passes its size limit. */
+  const appendProgress = (entry: ProgressEntry, doc: PrdDocument): void => {
+    const file = progressFile();
+    appendProgressEntry(file, entry, header(doc));
+    compactAfterAppend(file, PRD_ENTRY_HEADING, config.extra, ctx.warn);
+  };
 
   async function recentCommits(): Promise<string[]> {
     const result = await deps.exec('git', ['log', '--oneline', '-20'], { cwd: root, timeoutMs: 15_000 });
@@ -138,6 +145,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
         agentReport: parseAgentReport(input.agentText),
         gates: input.gates,
         agentFailed: input.classification.kind !== 'ok',
+        ...('reason' in input.classification ? { agentFailure: input.classification.reason } : {}),
         markedDone: input.tasksDone.includes(input.task.id),
       });
     },
@@ -218,7 +226,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
             reason,
           };
           writeHistoryRecord(root, record);
-          appendProgressEntry(progressFile(), { now: deps.now(), iteration, taskId: item.id, taskTitle: item.title, status: 'interrupted', reason }, header(doc));
+          appendProgress({ now: deps.now(), iteration, taskId: item.id, taskTitle: item.title, status: 'interrupted', reason }, doc);
         }
       }
       return warnings;
@@ -315,8 +323,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
         ...(report.commitMessages.length > 0 ? { commitMessages: report.commitMessages } : {}),
         ...(report.contextLoss.length > 0 ? { contextLoss: report.contextLoss } : {}),
       });
-      appendProgressEntry(
-        progressFile(),
+      appendProgress(
         {
           now,
           iteration: info.iteration,
@@ -330,7 +337,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
           ...(result.commit ? { commit: result.commit } : {}),
           learnings,
         },
-        header(doc),
+        doc,
       );
     },
 

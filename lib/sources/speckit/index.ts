@@ -6,10 +6,12 @@ import dayjs from 'dayjs';
 import { formatDuration } from '../../duration.ts';
 import { RalphError } from '../../errors.ts';
 import { appendText, writeFileAtomic } from '../../fs-atomic.ts';
+import { compactAfterAppend } from '../../progress/compact.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
 import { agentFromFolders, agentFromInitOptions, COPILOT_PROFILE, COPILOT_PROFILE_FILE } from './agent.ts';
 import { countUnchecked, parseTasksMd, type ParsedTasks } from './parse.ts';
 import {
+  ENTRY_HEADING,
   extractLearnings,
   iterationEntry,
   lastIterationNumber,
@@ -55,6 +57,17 @@ function readText(file: string): string | undefined {
     return readFileSync(file, 'utf8');
   } catch {
     return undefined;
+  }
+}
+
+/** Why an existing file cannot be read (a folder in its place, no permission), or undefined. */
+function unreadable(file: string): string | undefined {
+  try {
+    readFileSync(file);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? undefined : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
   }
 }
 
@@ -113,8 +126,18 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
   const readTasks = (): ParsedTasks => {
     const { tasks, rel } = paths();
     const text = readText(tasks);
-    if (text === undefined) throw new RalphError(`${rel.tasks} not found`, { hint: 'run /speckit.tasks first to generate the task list' });
-    return parseTasksMd(text);
+    if (text === undefined) {
+      const why = unreadable(tasks);
+      throw new RalphError(why ? `${rel.tasks} cannot be read: ${why}` : `${rel.tasks} not found`, { hint: 'run /speckit.tasks first to generate the task list' });
+    }
+    const parsed = parseTasksMd(text);
+    // check() refuses a list without tasks, so an empty one now was damaged during the run: never "all done".
+    if (parsed.tasks.length === 0) {
+      throw new RalphError(`${rel.tasks} lists no tasks any more (lines like "- [ ] T001 Description"): it was emptied or damaged during the run`, {
+        hint: `restore it (git diff ${rel.tasks}) and start ralph again`,
+      });
+    }
+    return parsed;
   };
 
   const loadTracking = (parsed: ParsedTasks): Tracking => {
@@ -161,6 +184,26 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
     const lead = existing === '' || existing.endsWith('\n\n') ? '' : existing.endsWith('\n') ? '\n' : '\n\n';
     appendText(p.progress, lead + blocks.join('\n'));
     sessionWritten = true;
+    compactAfterAppend(p.progress, ENTRY_HEADING, ctx.config.extra, ctx.warn);
+  };
+
+  /** Notes an iteration a killed run left unfinished in progress.txt, once, under that run's session. */
+  const recordInterrupted = (current: NonNullable<Tracking['current']>, data: Tracking): void => {
+    const p = paths();
+    if (!existsSync(p.progress)) writeFileAtomic(p.progress, progressHeader({ feature: p.feature.name, tasksPath: p.rel.tasks, started: stamp() }));
+    const existing = readText(p.progress) ?? '';
+    if (lastIterationNumber(existing) >= current.iteration) return;
+    const entry = iterationEntry({
+      iteration: current.iteration,
+      timestamp: stamp(),
+      task: { id: current.taskId, title: data.tasks.find((task) => task.id === current.taskId)?.title ?? '' },
+      status: 'interrupted',
+      reason: `the run stopped before this iteration finished (started ${current.startedAt}; crash, kill or power loss); tasks.md decides what is done`,
+      tasksDone: [],
+      filesChanged: [],
+    });
+    const lead = existing === '' || existing.endsWith('\n\n') ? '' : existing.endsWith('\n') ? '\n' : '\n\n';
+    appendText(p.progress, lead + entry);
   };
 
   const source: TaskSource = {
@@ -179,7 +222,10 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       const p = pathsOf(result.feature);
       const problems: string[] = [];
       const text = readText(p.tasks);
-      if (text === undefined) {
+      const why = text === undefined ? unreadable(p.tasks) : undefined;
+      if (why) {
+        problems.push(`${p.rel.tasks} cannot be read: ${why}; put the task list from /speckit.tasks there`);
+      } else if (text === undefined) {
         problems.push(`${p.rel.tasks} not found: run /speckit.tasks first to generate the task list`);
       } else if (!text.trim()) {
         problems.push(`${p.rel.tasks} is empty: run /speckit.tasks first to generate the task list`);
@@ -206,8 +252,12 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
         warnings.push(`tasks skipped by an earlier run get another chance: ${released.released.join(', ')}`);
       }
       const { current, ...rest } = released.tracking;
-      if (current) warnings.push(`iteration ${current.iteration} on ${current.taskId} did not finish (interrupted run); tasks.md decides what is done`);
-      if (released.released.length > 0 || current) saveTracking(rest);
+      if (current) {
+        warnings.push(`iteration ${current.iteration} on ${current.taskId} did not finish (interrupted run); tasks.md decides what is done`);
+        recordInterrupted(current, data);
+      }
+      // The cut-short iteration's number is spent: the next run continues after it, never reuses it.
+      if (released.released.length > 0 || current) saveTracking(current ? { ...rest, lastIteration: Math.max(rest.lastIteration, current.iteration) } : rest);
       return warnings;
     },
 

@@ -6,15 +6,18 @@ export const TRACKING_FILE = 'ralph-tasks.json';
 /** Consecutive failed iterations of one task before it is set aside. */
 export const SKIP_AFTER = 3;
 
-export type EntryStatus = 'completed' | 'failed' | 'skipped';
+export type EntryStatus = 'completed' | 'failed' | 'skipped' | 'interrupted';
 
 export const STATUS_TEXT: Record<EntryStatus, string> = {
   completed: '✅ Completed',
   failed: '❌ Failed',
   skipped: '⏭️ Skipped',
+  interrupted: '⚠️ Interrupted',
 };
 
 const ITERATION_HEADING = /^## Iteration (\d+)\b/;
+/** The first line of an entry, as iterationEntry writes it (for compaction). */
+export const ENTRY_HEADING = /^## Iteration \d+ - /;
 
 /** The top of a new progress.txt: title, feature, start time and the Codebase Patterns section. */
 export function progressHeader(input: { feature: string; tasksPath: string; started: string }): string {

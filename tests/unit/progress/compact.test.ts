@@ -16,7 +16,10 @@ import {
   PROGRESS_PROMPT_BYTES,
 } from '../../../lib/sources/prd/progress.ts';
 import { ENTRY_HEADING, iterationEntry, lastIterationNumber, progressHeader, sessionHeader } from '../../../lib/sources/speckit/progress.ts';
+import { createSpeckitSource } from '../../../lib/sources/speckit/index.ts';
+import type { OptionValue } from '../../../lib/cli/values.ts';
 import { fakeDeps } from '../sources/prd/helpers.ts';
+import { copyFixture, info as speckitInfo, makeContext, result as speckitResult } from '../sources/speckit/helpers.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -81,7 +84,7 @@ describe('compactProgress', () => {
     const log = speckitLog(1, 5);
     writeFileSync(file(), log);
     const result = compactProgress(file(), { maxBytes: size(log), keepEntries: 20, entryHeading: ENTRY_HEADING });
-    expect(result).toMatchObject({ compacted: false, archived: 0, kept: 5 });
+    expect(result).toMatchObject({ compacted: false, archived: 0, bytesAfter: size(log) });
     expect(read(file())).toBe(log);
     expect(existsSync(archive())).toBe(false);
   });
@@ -101,18 +104,19 @@ describe('compactProgress', () => {
     const kept = read(file());
     const archived = read(archive());
     expect(result.compacted).toBe(true);
+    const keptCount = result.kept ?? -1;
     expect(size(kept)).toBeLessThanOrEqual(maxBytes / 2);
     expect(result.bytesAfter).toBe(size(kept));
-    expect(result.archived + result.kept).toBe(200);
-    expect(result.kept).toBeGreaterThan(0);
-    expect(result.kept).toBeLessThanOrEqual(20);
+    expect(result.archived + keptCount).toBe(200);
+    expect(keptCount).toBeGreaterThan(0);
+    expect(keptCount).toBeLessThanOrEqual(20);
     // Header and patterns stay as they were, on top.
     expect(kept.startsWith(SPECKIT_HEADER)).toBe(true);
     expect(kept).toContain('- keep handlers thin');
     // The latest entries stay, the oldest went, in order.
     expect(lastIterationNumber(kept)).toBe(200);
     const keptIterations = entryBlocks(kept, ENTRY_HEADING).map((block) => Number(/Iteration (\d+)/.exec(block)![1]));
-    expect(keptIterations).toEqual(Array.from({ length: result.kept }, (_, index) => 200 - result.kept + 1 + index));
+    expect(keptIterations).toEqual(Array.from({ length: keptCount }, (_, index) => 200 - keptCount + 1 + index));
     expect(entryBlocks(archived, ENTRY_HEADING)).toHaveLength(result.archived);
     // One pointer line with the count.
     expect(pointers(kept)).toEqual([`> Older iterations: ${ARCHIVE_FILE} (${result.archived} entries)`]);
@@ -306,5 +310,50 @@ describe('the prompt budget for progress.txt', () => {
   it('keeps short logs whole', () => {
     const log = '# Ralph Progress Log\r\n\r\n## Codebase Patterns\r\n- a\r\n\r\n---\r\n\r\n## 2026-11-20 10:00 - US-1 - iteration 1: completed\r\n---\r\n';
     expect(progressContext(log)).toEqual({ patterns: '- a', recent: '# Ralph Progress Log\n\n---\n\n## 2026-11-20 10:00 - US-1 - iteration 1: completed\n---' });
+  });
+});
+
+describe('the sources compact their progress.txt after each entry', () => {
+  it('Spec Kit: settle() keeps progress.txt under the limit and every entry in log + archive', async () => {
+    const root = copyFixture('user-auth');
+    const ctx = makeContext(root);
+    ctx.config.extra.set('progress-max-bytes', 4096);
+    const source = createSpeckitSource(ctx);
+    const [task] = (await source.snapshot()).ready;
+    for (let iteration = 1; iteration <= 60; iteration += 1) {
+      await source.claim?.(task!, speckitInfo(iteration));
+      await source.settle?.(speckitResult(task!, iteration, { kind: 'fail', agentText: `Learnings:\n- lesson ${iteration} ${'l'.repeat(80)}` }), speckitInfo(iteration));
+    }
+    const progress = path.join(root, 'specs', '001-user-auth', 'progress.txt');
+    const kept = readFileSync(progress, 'utf8');
+    const archived = readFileSync(path.join(root, 'specs', '001-user-auth', ARCHIVE_FILE), 'utf8');
+    expect(size(kept)).toBeLessThanOrEqual(4096);
+    expect(pointers(kept)).toHaveLength(1);
+    expect(kept).toContain('## Codebase Patterns');
+    const numbers = [...archived.matchAll(/^## Iteration (\d+) - /gm), ...kept.matchAll(/^## Iteration (\d+) - /gm)].map((match) => Number(match[1]));
+    expect(numbers).toEqual(Array.from({ length: 60 }, (_, index) => index + 1));
+    expect(await source.lastIteration?.()).toBe(60);
+    expect(ctx.warnings.filter((warning) => /could not move/.test(warning))).toEqual([]);
+  });
+
+  it('PRD: settle() keeps progress.txt under the limit and every entry in log + archive', async () => {
+    const root = dir;
+    writeFileSync(path.join(root, 'prd.json'), JSON.stringify({ userStories: [{ id: 'US-1', title: 'One', description: 'd', acceptanceCriteria: ['a'], priority: 1, passes: false }] }));
+    const config = resolveConfig({ flags: new Map<string, OptionValue>([['gate', ['none']], ['progress-max-bytes', 4096]]), env: {}, file: {} });
+    const source = createPrdSource({ root, config, deps: fakeDeps(root), warn: () => {} });
+    const [task] = (await source.snapshot()).ready;
+    for (let iteration = 1; iteration <= 60; iteration += 1) {
+      await source.claim?.(task!, { iteration, maxIterations: 100, sessionId: 's' });
+      await source.settle?.(
+        { iteration, task: task!, kind: 'no_change', reason: `nothing ${'n'.repeat(80)}`, tasksDone: [], filesChanged: [], claimedComplete: false, agentText: '', durationMs: 1 },
+        { iteration, maxIterations: 100, sessionId: 's' },
+      );
+    }
+    const kept = read(file());
+    expect(size(kept)).toBeLessThanOrEqual(4096);
+    expect(pointers(kept)).toHaveLength(1);
+    const numbers = [...read(archive()).matchAll(/ - iteration (\d+): /g), ...kept.matchAll(/ - iteration (\d+): /g)].map((match) => Number(match[1]));
+    expect(numbers).toEqual(Array.from({ length: 60 }, (_, index) => index + 1));
+    expect(await source.lastIteration?.()).toBe(60);
   });
 });
