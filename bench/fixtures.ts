@@ -40,28 +40,28 @@ export function prdJson(count: number): string {
   return `${JSON.stringify({ project: 'Bench', branchName: 'ralph/bench', description: 'Benchmark PRD', userStories }, null, 2)}\n`;
 }
 
-/** A snarktank-style progress.txt of at least `bytes`: header, a Codebase Patterns section, many entries. */
-export function progressTxt(bytes: number, patternsBytes = 2048): string {
-  const head = ['# Ralph Progress Log', 'Started: 2025-01-01 00:00', 'PRD: prd.json (5000 tasks)', '', '## Codebase Patterns'];
+/** Entry styles of the two progress logs ralph writes. */
+export type ProgressStyle = 'prd' | 'speckit';
+
+function progressEntry(style: ProgressStyle, iteration: number): string {
+  const id = `US-${String(iteration).padStart(4, '0')}`;
+  const learning = 'The build needs `npm run build` before the integration tests; the test script does not do it.';
+  if (style === 'speckit') {
+    return [`## Iteration ${iteration} - 2025-01-01 00:00:00`, `- Task: T${String(iteration).padStart(5, '0')} Implement part ${iteration}`, '- Status: ✅ Completed', `- Tasks completed: T${String(iteration).padStart(5, '0')}`, '- Files changed:', `  - src/module${iteration}.ts`, '- Duration: 3m 10s', '- Learnings:', `  ${learning}`, '', '---', '', ''].join('\n');
+  }
+  return ['', `## 2025-01-01 00:00 - ${id} - iteration ${iteration}: completed`, `Task: ${id} Story ${iteration}`, 'Reason: completed the story', 'Changes:', `- src/module${iteration}.ts: added the capability`, 'Learnings:', `- ${learning}`, '---', ''].join('\n');
+}
+
+/** A progress.txt of at least `bytes` in `style`: header, a Codebase Patterns section of `patternsBytes`, many entries. */
+export function progressTxt(bytes: number, style: ProgressStyle, patternsBytes = 2048): string {
+  const head = ['# Ralph Progress Log', 'Started: 2025-01-01 00:00', '', '## Codebase Patterns'];
   const pattern = '- Use the repository helpers in src/lib for database access; never open a connection by hand.';
   for (let size = 0; size < patternsBytes; size += pattern.length + 1) head.push(pattern);
-  head.push('', '---', '');
+  head.push('', '---', '', '');
   const parts = [head.join('\n')];
   let size = parts[0]!.length;
   for (let iteration = 1; size < bytes; iteration += 1) {
-    const entry = [
-      '',
-      `## 2025-01-01 00:00 - US-${String(iteration).padStart(4, '0')} - iteration ${iteration}: completed`,
-      `Task: US-${String(iteration).padStart(4, '0')} Story ${iteration}`,
-      'Reason: completed the story',
-      'Changes:',
-      `- src/module${iteration}.ts: added the capability`,
-      `- tests/module${iteration}.test.ts: covered it`,
-      'Learnings:',
-      '- The build needs `npm run build` before the integration tests; the test script does not do it.',
-      '---',
-      '',
-    ].join('\n');
+    const entry = progressEntry(style, iteration);
     parts.push(entry);
     size += entry.length;
   }

@@ -4,12 +4,13 @@
 // Overhead of iteration i = start of agent run i+1 − end of agent run i (both written by the agent
 // itself), i.e. the iteration's period minus the agent's own run time. In beads mode the fake bd is a
 // node process (~100 ms a call) that a real bd does not cost: the timing shim logs each call, and the
-// bd time inside a gap is subtracted to give ralph's own overhead.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+// bd time inside a gap (and the shim's own start-up, calibrated) is subtracted to give ralph's own overhead.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { runTimed, type TimedRun } from './process.ts';
 import { info, judged, max, median, ms, quantile, type Benchmark, type Row } from './report.ts';
-import { BENCH, benchSandbox, commitAll, PROJECT, RALPH, readSpans, seedBeads, standardEpic, TSX, type BenchSandbox } from './sandbox.ts';
+import { AGENTS, BENCH, benchSandbox, commitAll, PROJECT, RALPH, readSpans, seedBeads, standardEpic, TSX, type BenchSandbox } from './sandbox.ts';
 import { PLAN_MD, prdJson, SPEC_MD, tasksMd } from './fixtures.ts';
 
 const ITERATIONS = 100;
@@ -83,7 +84,8 @@ interface Gaps {
   firstAgentStart?: number;
 }
 
-function measureGaps(sandbox: BenchSandbox): Gaps {
+/** Gaps between agent runs; bd calls inside a gap are subtracted with `shimMs` each for the timing shim. */
+function measureGaps(sandbox: BenchSandbox, shimMs: number): Gaps {
   const agent = readSpans(sandbox.agentTimes);
   const bd = readSpans(sandbox.bdTimes);
   const result: Gaps = { gaps: [], own: [], bdCallsPerGap: [], bdCallMs: bd.map((call) => call.end - call.start), agentMs: agent.map((run) => run.end - run.start), firstAgentStart: agent[0]?.start };
@@ -91,7 +93,7 @@ function measureGaps(sandbox: BenchSandbox): Gaps {
     const from = agent[index]!.end;
     const to = agent[index + 1]!.start;
     const inside = bd.filter((call) => call.start >= from && call.end <= to);
-    const bdMs = inside.reduce((sum, call) => sum + (call.end - call.start), 0);
+    const bdMs = inside.reduce((sum, call) => sum + (call.end - call.start) + shimMs, 0);
     result.gaps.push(to - from);
     result.own.push(to - from - bdMs);
     result.bdCallsPerGap.push(inside.length);
@@ -113,88 +115,91 @@ async function unavailable(setup: ModeSetup): Promise<string | undefined> {
   }
 }
 
-interface RalphRecord {
-  durationMs: number;
-  outcome: string;
-}
-
-function ralphSummary(run: TimedRun): { iterations: number; passed: number; records: RalphRecord[] } {
+function ralphSummary(run: TimedRun): { iterations: number; passed: number } {
   try {
-    const summary = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '') as { records?: RalphRecord[] };
-    const records = summary.records ?? [];
-    return { iterations: records.length, passed: records.filter((item) => item.outcome === 'pass').length, records };
+    const records = (JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '') as { records?: Array<{ outcome: string }> }).records ?? [];
+    return { iterations: records.length, passed: records.filter((item) => item.outcome === 'pass').length };
   } catch {
-    return { iterations: 0, passed: 0, records: [] };
+    return { iterations: 0, passed: 0 };
   }
 }
 
-async function benchMode(setup: ModeSetup): Promise<Row[]> {
-  const name = `loop overhead (${setup.mode})`;
-  const reason = await unavailable(setup);
-  if (reason) return [{ benchmark: name, figure: 'ralph and bash loop, 100 iterations', target: '-', result: `not run: ${reason}`, verdict: 'NOT RUN' }];
-
-  const rows: Row[] = [];
-  const beads = setup.mode === 'beads';
-
-  // ralph
-  const sandbox = prepareSandbox(setup, ITERATIONS);
-  let ralph: TimedRun;
-  let gaps: Gaps;
-  let spawnedAt: number;
+/**
+ * What the timing shim adds to each bd call beyond the span it logs (sh start-up, the `date` calls):
+ * wall time of the shim around /bin/true minus that of /bin/true, both started from node.
+ */
+async function shimOverheadMs(): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ralph-bench-shim-'));
   try {
-    spawnedAt = performance.timeOrigin + performance.now();
-    ralph = await runTimed(TSX, [RALPH, '--json', '--max-iterations', String(ITERATIONS + 1), '--source', setup.mode], {
-      cwd: sandbox.repo,
-      env: sandbox.env,
-      timeoutMs: RALPH_TIMEOUT_MS,
-      stderrFile: path.join(sandbox.root, 'ralph.stderr.log'),
-    });
-    gaps = measureGaps(sandbox);
+    const env = { PATH: process.env.PATH, BENCH_REAL_BD: '/bin/true', BENCH_BD_TIMES: path.join(dir, 'times') };
+    const shim: number[] = [];
+    const plain: number[] = [];
+    for (let run = 0; run < 20; run += 1) {
+      shim.push((await runTimed(path.join(AGENTS, 'bd-timing.sh'), ['ready'], { cwd: dir, env, timeoutMs: 10_000 })).wallMs);
+      plain.push((await runTimed('/bin/true', [], { cwd: dir, env, timeoutMs: 10_000 })).wallMs);
+    }
+    return Math.max(0, median(shim) - median(plain));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `bin args` in a fresh sandbox of the mode and measures the gaps between its agent runs. */
+async function measureLoop(setup: ModeSetup, shimMs: number, bin: string, args: string[]): Promise<{ run: TimedRun; gaps: Gaps; spawnedAt: number }> {
+  const sandbox = prepareSandbox(setup, ITERATIONS);
+  try {
+    const spawnedAt = performance.timeOrigin + performance.now();
+    const run = await runTimed(bin, args, { cwd: sandbox.repo, env: sandbox.env, timeoutMs: RALPH_TIMEOUT_MS, stderrFile: path.join(sandbox.root, 'stderr.log') });
+    return { run, gaps: measureGaps(sandbox, shimMs), spawnedAt };
   } finally {
     sandbox.cleanup();
   }
-  const summary = ralphSummary(ralph);
-  const complete = ralph.code === 0 && summary.passed === ITERATIONS && gaps.agentMs.length === ITERATIONS;
+}
+
+async function benchMode(setup: ModeSetup, shimMs: number): Promise<Row[]> {
+  const name = `loop overhead (${setup.mode})`;
+  const reason = await unavailable(setup);
+  if (reason) return [{ benchmark: name, figure: `ralph and bash loop, ${ITERATIONS} iterations`, target: '-', result: `not run: ${reason}`, verdict: 'NOT RUN' }];
+  const beads = setup.mode === 'beads';
+  const ralph = await measureLoop(setup, shimMs, TSX, [RALPH, '--json', '--max-iterations', String(ITERATIONS + 1), '--source', setup.mode]);
+  const bash = await measureLoop(setup, shimMs, path.join(BENCH, 'ralph-min.sh'), [setup.mode, String(ITERATIONS + 1)]);
+  const row = (figure: string, values: number[]): Row => info({ benchmark: name, figure, result: ms(median(values)), value: median(values), unit: 'ms' });
+
+  const rows: Row[] = [];
+  const summary = ralphSummary(ralph.run);
+  const complete = ralph.run.code === 0 && summary.passed === ITERATIONS && ralph.gaps.agentMs.length === ITERATIONS;
   rows.push(
     judged(
       {
         benchmark: name,
         figure: 'ralph run completes every task',
         target: `${ITERATIONS} passing iterations, exit 0`,
-        result: `${summary.passed}/${summary.iterations} passed, exit ${ralph.timedOut ? 'timeout' : ralph.code}, ${ms(ralph.wallMs)} total`,
+        result: `${summary.passed}/${summary.iterations} passed, exit ${ralph.run.timedOut ? 'timeout' : ralph.run.code}, ${ms(ralph.run.wallMs)} total`,
         value: summary.passed,
-        note: complete ? undefined : ralph.stderrTail.split('\n').slice(-5).join('\n'),
+        note: complete ? undefined : ralph.run.stderrTail.split('\n').slice(-5).join('\n'),
       },
       complete,
     ),
   );
-
-  const own = median(gaps.own);
+  if (bash.run.code !== 0 || bash.gaps.agentMs.length !== ITERATIONS) {
+    rows.push({ benchmark: name, figure: 'bash loop (ralph-min.sh) run', target: `${ITERATIONS} iterations, exit 0`, result: `${bash.gaps.agentMs.length} iterations, exit ${bash.run.timedOut ? 'timeout' : bash.run.code}`, verdict: 'FAIL', note: bash.run.stderrTail });
+  }
+  rows.push(row("the bench agent's own run time (subtracted), median", ralph.gaps.agentMs));
   if (beads) {
-    rows.push(info({ benchmark: name, figure: 'ralph overhead/iteration incl. task-source CLI (fake bd), median', result: ms(median(gaps.gaps)), value: median(gaps.gaps), unit: 'ms' }));
-    rows.push(info({ benchmark: name, figure: 'bd calls by ralph per iteration (median) × fake bd time/call (median)', result: `${median(gaps.bdCallsPerGap)} × ${ms(median(gaps.bdCallMs))}`, value: median(gaps.bdCallsPerGap) }));
+    rows.push(row('ralph overhead/iteration incl. task-source CLI (fake bd), median', ralph.gaps.gaps));
+    rows.push(row('bash loop (ralph-min.sh) overhead/iteration incl. bd, median', bash.gaps.gaps));
+    rows.push(info({ benchmark: name, figure: 'bd calls by ralph per iteration × fake bd time/call (medians; + timing shim/call)', result: `${median(ralph.gaps.bdCallsPerGap)} × ${ms(median(ralph.gaps.bdCallMs))} (+ ${ms(shimMs)})`, value: median(ralph.gaps.bdCallsPerGap) }));
   }
+  const own = median(ralph.gaps.own);
   rows.push(judged({ benchmark: name, figure: beads ? "ralph's own overhead/iteration (bd time subtracted), median" : 'ralph overhead/iteration, median', target: `< ${OVERHEAD_TARGET_MS} ms`, result: ms(own), value: own, unit: 'ms' }, own < OVERHEAD_TARGET_MS));
-  rows.push(info({ benchmark: name, figure: beads ? "ralph's own overhead/iteration, p95" : 'ralph overhead/iteration, p95', result: ms(quantile(gaps.own, 0.95)), value: quantile(gaps.own, 0.95), unit: 'ms' }));
-  const worst = max(gaps.gaps);
-  rows.push(judged({ benchmark: name, figure: `max gap between agent runs${beads ? ' (incl. bd)' : ''}`, target: `< ${SEED_GAP_MS} ms (seed bound)`, result: ms(worst), value: worst, unit: 'ms' }, worst < SEED_GAP_MS));
-  if (gaps.firstAgentStart !== undefined) {
-    rows.push(info({ benchmark: name, figure: 'ralph start → first agent run (start-up, checks, lock)', result: ms(gaps.firstAgentStart - spawnedAt), value: gaps.firstAgentStart - spawnedAt, unit: 'ms' }));
-  }
-
-  // the bash loop, same agent, same source
-  const shell = prepareSandbox(setup, ITERATIONS);
-  try {
-    const run = await runTimed(path.join(BENCH, 'ralph-min.sh'), [setup.mode, String(ITERATIONS + 1)], { cwd: shell.repo, env: shell.env, timeoutMs: RALPH_TIMEOUT_MS });
-    const bash = measureGaps(shell);
-    const ok = run.code === 0 && bash.agentMs.length === ITERATIONS;
-    if (!ok) {
-      rows.push({ benchmark: name, figure: 'bash loop (ralph-min.sh) run', target: `${ITERATIONS} iterations, exit 0`, result: `${bash.agentMs.length} iterations, exit ${run.timedOut ? 'timeout' : run.code}`, verdict: 'FAIL', note: run.stderrTail });
-    }
-    if (beads) rows.push(info({ benchmark: name, figure: 'bash loop (ralph-min.sh) overhead/iteration incl. bd, median', result: ms(median(bash.gaps)), value: median(bash.gaps), unit: 'ms' }));
-    rows.push(info({ benchmark: name, figure: `bash loop (ralph-min.sh) overhead/iteration${beads ? ', bd subtracted' : ''}, median`, result: ms(median(bash.own)), value: median(bash.own), unit: 'ms' }));
-  } finally {
-    shell.cleanup();
+  rows.push(row(`bash loop (ralph-min.sh) overhead/iteration${beads ? ', bd subtracted' : ''}, median`, bash.gaps.own));
+  const p95 = quantile(ralph.gaps.own, 0.95);
+  rows.push(info({ benchmark: name, figure: beads ? "ralph's own overhead/iteration, p95" : 'ralph overhead/iteration, p95', result: ms(p95), value: p95, unit: 'ms' }));
+  const worst = max(ralph.gaps.gaps);
+  rows.push(judged({ benchmark: name, figure: `ralph's max gap between agent runs${beads ? ' (incl. bd)' : ''}`, target: `< ${SEED_GAP_MS} ms (seed bound)`, result: ms(worst), value: worst, unit: 'ms' }, worst < SEED_GAP_MS));
+  if (ralph.gaps.firstAgentStart !== undefined) {
+    const first = ralph.gaps.firstAgentStart - ralph.spawnedAt;
+    rows.push(info({ benchmark: name, figure: 'ralph start → first agent run (start-up, checks, lock)', result: ms(first), value: first, unit: 'ms' }));
   }
   return rows;
 }
@@ -204,7 +209,8 @@ export const loopOverhead: Benchmark = {
   summary: `ralph vs the classic bash loop: ${ITERATIONS} iterations of an instant agent per mode`,
   async run() {
     const rows: Row[] = [];
-    for (const setup of MODES) rows.push(...(await benchMode(setup)));
+    const shimMs = await shimOverheadMs();
+    for (const setup of MODES) rows.push(...(await benchMode(setup, shimMs)));
     return rows;
   },
 };

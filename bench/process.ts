@@ -1,7 +1,7 @@
 // Running the programs under test: wall time, a hard time limit on the whole process group, and
 // ralph's own node process found under tsx (for its memory).
 import { spawn } from 'node:child_process';
-import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 export interface TimedRun {
   code: number | null;
@@ -26,19 +26,48 @@ export interface TimedOptions {
 
 const KEEP_STDOUT = 1024 * 1024;
 const KEEP_STDERR = 16 * 1024;
+/** Process groups started by runTimed and still running, for killRunning(). */
+const running = new Set<number>();
 
-/** Runs a command in its own process group and measures its wall time; never throws for a failed child. */
+/** SIGKILLs every process group runTimed started that is still running (bench interrupted or out of time). */
+export function killRunning(): void {
+  for (const pid of running) killGroup(pid);
+  running.clear();
+}
+
+/** The last `bytes` of a file as text ('' when it cannot be read). */
+function tailOf(file: string, bytes: number): string {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const buffer = Buffer.alloc(Math.min(bytes, size));
+      readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+      return buffer.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Runs a command in its own process group and measures its wall time; never throws for a failed child.
+ * Output sent to a file goes there directly (the child's fd), so this process never slows the child down.
+ */
 export function runTimed(bin: string, args: readonly string[], options: TimedOptions): Promise<TimedRun> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(bin, [...args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const outFd = options.stdoutFile ? openSync(options.stdoutFile, 'w') : undefined;
+    const errFd = options.stderrFile ? openSync(options.stderrFile, 'w') : undefined;
+    const child = spawn(bin, [...args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', outFd ?? 'pipe', errFd ?? 'pipe'] });
+    for (const fd of [outFd, errFd]) if (fd !== undefined) closeSync(fd);
     let stdout = '';
     let stderrTail = '';
     let timedOut = false;
-    if (options.stdoutFile) child.stdout.pipe(createWriteStream(options.stdoutFile));
-    else child.stdout.on('data', (chunk: Buffer) => (stdout = (stdout + chunk.toString('utf8')).slice(0, KEEP_STDOUT)));
-    if (options.stderrFile) child.stderr.pipe(createWriteStream(options.stderrFile));
-    child.stderr.on('data', (chunk: Buffer) => (stderrTail = (stderrTail + chunk.toString('utf8')).slice(-KEEP_STDERR)));
+    child.stdout?.on('data', (chunk: Buffer) => (stdout = (stdout + chunk.toString('utf8')).slice(0, KEEP_STDOUT)));
+    child.stderr?.on('data', (chunk: Buffer) => (stderrTail = (stderrTail + chunk.toString('utf8')).slice(-KEEP_STDERR)));
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup(child.pid);
@@ -47,11 +76,16 @@ export function runTimed(bin: string, args: readonly string[], options: TimedOpt
       clearTimeout(timer);
       reject(error);
     });
-    if (child.pid !== undefined) options.onStart?.(child.pid);
+    if (child.pid !== undefined) {
+      running.add(child.pid);
+      options.onStart?.(child.pid);
+    }
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      if (child.pid !== undefined) running.delete(child.pid);
       // Anything the program left behind in its group goes too: a benchmark must not leak processes.
       killGroup(child.pid);
+      if (options.stderrFile) stderrTail = tailOf(options.stderrFile, KEEP_STDERR);
       resolve({ code, signal, wallMs: performance.now() - started, stdout, stderrTail, timedOut });
     });
   });
@@ -75,7 +109,7 @@ function readProc(pid: number, file: string): string | undefined {
 }
 
 /** Pids of the processes whose parent is `pid`. */
-export function childrenOf(pid: number): number[] {
+function childrenOf(pid: number): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -103,7 +137,7 @@ export function findRalphProcess(root: number): number | undefined {
 }
 
 /** A field of /proc/<pid>/status in bytes (VmHWM, VmRSS); undefined when the process is gone. */
-export function procStatusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+function procStatusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readProc(pid, 'status') ?? '');
   return match ? Number(match[1]) * 1024 : undefined;
 }
@@ -124,9 +158,4 @@ export function watchPeakRss(findPid: () => number | undefined, everyMs = 50): {
       return { peak, pid };
     },
   };
-}
-
-/** `date +%s%N` text → milliseconds since the epoch (fractional). */
-export function nsToMs(text: string): number {
-  return Number(BigInt(text) / 1000n) / 1000;
 }

@@ -46,10 +46,6 @@ export function ms(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`;
 }
 
-export function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
 /** A row with a verdict from `ok` (FAIL also when the value is not a number). */
 export function judged(row: Omit<Row, 'verdict'>, ok: boolean): Row {
   return { ...row, verdict: ok && (row.value === undefined || Number.isFinite(row.value)) ? 'PASS' : 'FAIL' };

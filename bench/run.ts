@@ -1,13 +1,16 @@
 // `npm run bench [-- --only NAME[,NAME]]`: runs the benchmarks, prints the table of every figure with its
-// target and verdict (stdout), progress on stderr, and writes bench/results.json.
+// target and verdict (stdout), progress on stderr, and writes bench/results.json. Exit 1 when a target is
+// missed. A hard limit (BENCH_DEADLINE_S, default 900) and Ctrl+C end the run with the rows measured so far,
+// after killing what it started. BENCH_RALPH=path/to/ralph.ts benchmarks another checkout.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { flood } from './flood.ts';
 import { loopOverhead } from './loop-overhead.ts';
+import { killRunning } from './process.ts';
 import { formatTable, ms, type Benchmark, type Row } from './report.ts';
-import { BENCH } from './sandbox.ts';
+import { BENCH, removeSandboxes } from './sandbox.ts';
 import { scale } from './scale.ts';
 import { startup } from './startup.ts';
 
@@ -34,7 +37,40 @@ function machine(): Record<string, string | number> {
   } catch {
     cpus = os.availableParallelism();
   }
-  return { nproc: cpus, cpu: os.cpus()[0]?.model ?? 'unknown', memory: `${Math.round(os.totalmem() / 2 ** 30)} GiB`, node: process.version, os: `${os.type()} ${os.release()}`, date: new Date().toISOString() };
+  return { nproc: cpus, cpu: os.cpus()[0]?.model ?? 'unknown', memory: `${Math.round(os.totalmem() / 2 ** 30)} GiB`, node: process.version, os: `${os.type()} ${os.release()}`, date: new Date().toISOString(), loadavg: loadavg() };
+}
+
+/** The 1-minute load average: other work on the machine skews every figure, so it is recorded with them. */
+function loadavg(): string {
+  return os.loadavg()[0]!.toFixed(2);
+}
+
+interface Done {
+  facts: Record<string, string | number>;
+  rows: Row[];
+  runs: Array<{ name: string; seconds: number; loadBefore: string; loadAfter: string }>;
+}
+
+/** Prints the table (stdout) and writes results.json; returns the exit code. */
+function finish({ facts, rows, runs }: Done, cut?: string): number {
+  if (cut) rows.push({ benchmark: 'bench', figure: 'run', target: 'completes', result: cut, verdict: 'FAIL' });
+  const failed = rows.filter((row) => row.verdict === 'FAIL');
+  const load = runs.map((run) => `${run.name} ${run.loadBefore}→${run.loadAfter}`).join(', ');
+  process.stdout.write(`${formatTable(rows)}\n\nmachine: ${facts.nproc} cores (${facts.cpu}), ${facts.memory}, node ${facts.node}, ${facts.os}; load average (1 min) ${load || facts.loadavg}\n`);
+  process.stdout.write(failed.length === 0 ? 'all targets hold\n' : `${failed.length} target(s) missed: ${failed.map((row) => `${row.benchmark}: ${row.figure}`).join('; ')}\n`);
+  for (const row of rows.filter((item) => item.note)) process.stderr.write(`note (${row.benchmark}: ${row.figure}):\n${row.note}\n`);
+  const file = path.join(BENCH, 'results.json');
+  writeFileSync(file, `${JSON.stringify({ machine: facts, runs, rows }, null, 2)}\n`);
+  process.stderr.write(`bench: results in ${path.relative(process.cwd(), file)}\n`);
+  return failed.length === 0 ? 0 : 1;
+}
+
+/** Ends the bench early: kills what it started, removes sandboxes, prints what was measured. */
+function stopEarly(done: Done, why: string, code: number): void {
+  killRunning();
+  removeSandboxes();
+  finish(done, why);
+  process.exit(code);
 }
 
 async function main(): Promise<number> {
@@ -45,29 +81,26 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${(error as Error).message}\n`);
     return 1;
   }
-  const facts = machine();
-  process.stderr.write(`bench: ${Object.entries(facts).map(([key, value]) => `${key} ${value}`).join(', ')}\n`);
-  const rows: Row[] = [];
-  const timings: Record<string, number> = {};
+  const done: Done = { facts: machine(), rows: [], runs: [] };
+  process.stderr.write(`bench: ${Object.entries(done.facts).map(([key, value]) => `${key} ${value}`).join(', ')}\n`);
+  const deadline = Number(process.env.BENCH_DEADLINE_S ?? 900);
+  setTimeout(() => stopEarly(done, `stopped after the ${deadline} s limit`, 1), deadline * 1000).unref();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stopEarly(done, `interrupted by ${signal}`, 130));
+
   for (const benchmark of chosen) {
     process.stderr.write(`bench: ${benchmark.name}: ${benchmark.summary} …\n`);
     const started = performance.now();
+    const loadBefore = loadavg();
     try {
-      rows.push(...(await benchmark.run()));
+      done.rows.push(...(await benchmark.run()));
     } catch (error) {
-      rows.push({ benchmark: benchmark.name, figure: 'benchmark run', target: 'completes', result: `error: ${(error as Error).message.split('\n')[0]}`, verdict: 'FAIL', note: (error as Error).stack });
+      done.rows.push({ benchmark: benchmark.name, figure: 'benchmark run', target: 'completes', result: `error: ${(error as Error).message.split('\n')[0]}`, verdict: 'FAIL', note: (error as Error).stack });
     }
-    timings[benchmark.name] = performance.now() - started;
-    process.stderr.write(`bench: ${benchmark.name} done in ${ms(timings[benchmark.name]!)}\n`);
+    const seconds = (performance.now() - started) / 1000;
+    done.runs.push({ name: benchmark.name, seconds: Math.round(seconds * 10) / 10, loadBefore, loadAfter: loadavg() });
+    process.stderr.write(`bench: ${benchmark.name} done in ${ms(seconds * 1000)}\n`);
   }
-  const failed = rows.filter((row) => row.verdict === 'FAIL');
-  process.stdout.write(`${formatTable(rows)}\n\nmachine: ${facts.nproc} cores (${facts.cpu}), node ${facts.node}, ${facts.os}\n`);
-  process.stdout.write(failed.length === 0 ? 'all targets hold\n' : `${failed.length} target(s) missed: ${failed.map((row) => `${row.benchmark}: ${row.figure}`).join('; ')}\n`);
-  for (const row of rows.filter((item) => item.note)) process.stderr.write(`note (${row.benchmark}: ${row.figure}):\n${row.note}\n`);
-  const file = path.join(BENCH, 'results.json');
-  writeFileSync(file, `${JSON.stringify({ machine: facts, secondsPerBenchmark: Object.fromEntries(Object.entries(timings).map(([key, value]) => [key, Math.round(value / 100) / 10])), rows }, null, 2)}\n`);
-  process.stderr.write(`bench: results in ${path.relative(process.cwd(), file)}\n`);
-  return failed.length === 0 ? 0 : 1;
+  return finish(done);
 }
 
 process.exitCode = await main();

@@ -4,13 +4,24 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FAKES, makeSandbox, PROJECT, type Sandbox } from '../tests/e2e/helpers.ts';
+import { FAKES, makeSandbox, PROJECT, RALPH as PROJECT_RALPH, type Sandbox } from '../tests/e2e/helpers.ts';
 
-export { PROJECT, RALPH, TSX, seedBeads, standardEpic, type Sandbox } from '../tests/e2e/helpers.ts';
+export { PROJECT, TSX, seedBeads, standardEpic, type Sandbox } from '../tests/e2e/helpers.ts';
+
+/** The ralph.ts under test; BENCH_RALPH points at another checkout's to compare (this project's tsx runs it). */
+export const RALPH = process.env.BENCH_RALPH ? path.resolve(process.env.BENCH_RALPH) : PROJECT_RALPH;
 
 export const BENCH = path.dirname(fileURLToPath(import.meta.url));
 export const AGENTS = path.join(BENCH, 'agents');
 const RECORDING = path.join(PROJECT, 'tests', 'fixtures', 'recordings', 'claude-ok.jsonl');
+
+const open = new Set<() => void>();
+
+/** Removes every sandbox not cleaned up yet (bench interrupted or out of time). */
+export function removeSandboxes(): void {
+  for (const cleanup of open) cleanup();
+  open.clear();
+}
 
 export interface BenchSandbox extends Sandbox {
   agentTimes: string;
@@ -43,7 +54,12 @@ export function benchSandbox(agent: string, branch: string): BenchSandbox {
   });
   delete sandbox.env.FAKE_BD_LOG;
   delete sandbox.env.FAKE_AGENT_LOG;
-  return { ...sandbox, agentTimes, bdTimes };
+  const cleanup = (): void => {
+    open.delete(cleanup);
+    sandbox.cleanup();
+  };
+  open.add(cleanup);
+  return { ...sandbox, agentTimes, bdTimes, cleanup };
 }
 
 /** Commits everything in the sandbox repo (the seed), so git status stays as small as in a real project. */
@@ -62,7 +78,7 @@ export function readSpans(file: string): Array<{ start: number; end: number; wha
   }
   return text
     .split('\n')
-    .filter(Boolean)
+    .filter((line) => /^\d+ \d+( |$)/.test(line))
     .map((line) => {
       const [start, end, what] = line.split(' ');
       return { start: Number(BigInt(start!) / 1000n) / 1000, end: Number(BigInt(end!) / 1000n) / 1000, what: what ?? '' };
