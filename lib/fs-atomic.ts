@@ -3,18 +3,23 @@ import path from 'node:path';
 
 let counter = 0;
 
-/** Writes a whole file atomically: a temp file beside it, fsync, then rename over the target. */
-export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+/**
+ * Writes a whole file atomically: a temp file beside it, fsync, then rename over the target. `durable:
+ * false` skips the fsync for files rewritten often whose loss in a power cut is harmless (status.json).
+ */
+export function writeFileAtomic(file: string, data: string | Uint8Array, options: { durable?: boolean } = {}): void {
   mkdirSync(path.dirname(file), { recursive: true });
   counter += 1;
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${counter}.tmp`);
   try {
     writeFileSync(temp, data);
-    const fd = openSync(temp, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+    if (options.durable !== false) {
+      const fd = openSync(temp, 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     }
     renameSync(temp, file);
   } catch (error) {

@@ -18,6 +18,40 @@ const ALLOWED_GIT_ENV = [
   'GIT_CONFIG_GLOBAL',
 ] as const;
 
+export interface WorkTreeState {
+  head?: string;
+  /** Paths with staged, unstaged or untracked changes. */
+  changed: string[];
+}
+
+function isRalphFile(file: string): boolean {
+  return file === '.ralph.lock' || file.startsWith('.ralph/') || file.startsWith('.ralph.lock.d/');
+}
+
+/** Parses `git status --porcelain=v2 --branch -z`: the HEAD oid and every changed path. */
+export function parseStatusV2(output: string): WorkTreeState {
+  const fields = output.split('\0');
+  const state: WorkTreeState = { changed: [] };
+  for (let index = 0; index < fields.length; index += 1) {
+    const entry = fields[index]!;
+    if (entry.startsWith('# branch.oid ')) {
+      const oid = entry.slice('# branch.oid '.length);
+      if (oid !== '(initial)') state.head = oid;
+    } else if (entry.startsWith('1 ')) {
+      state.changed.push(entry.split(' ').slice(8).join(' '));
+    } else if (entry.startsWith('2 ')) {
+      // A rename or copy: the new path here, the old one in the next field.
+      state.changed.push(entry.split(' ').slice(9).join(' '));
+      index += 1;
+    } else if (entry.startsWith('u ')) {
+      state.changed.push(entry.split(' ').slice(10).join(' '));
+    } else if (entry.startsWith('? ')) {
+      state.changed.push(entry.slice(2));
+    }
+  }
+  return state;
+}
+
 /** The git facts and actions a run needs, through simple-git. */
 export class Git {
   private readonly git: SimpleGit;
@@ -54,35 +88,41 @@ export class Git {
     }
   }
 
-  /** Files changed since `base`: committed since then and uncommitted now (commits count as progress). */
-  async changedSince(base: string | undefined): Promise<string[]> {
-    const files = new Set<string>();
+  /** HEAD and the uncommitted paths, from one `git status` process. */
+  async state(): Promise<WorkTreeState> {
     try {
-      const head = await this.head();
-      if (base && head && base !== head) {
-        for (const line of (await this.git.raw(['diff', '--name-only', `${base}..${head}`])).split('\n')) if (line) files.add(line);
-      }
-      const status = await this.git.status();
-      for (const file of status.files) files.add(file.path);
+      return parseStatusV2(await this.git.raw(['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all']));
     } catch (error) {
-      throw new RalphError(`git could not list changed files: ${(error as Error).message}`);
+      throw new RalphError(`git status failed: ${(error as Error).message.split('\n')[0]}`);
     }
-    return [...files].filter((file) => !file.startsWith('.ralph/') && file !== '.ralph.lock').sort();
+  }
+
+  /** Files changed since `base`: committed since then and uncommitted now (commits count as progress). */
+  async changedSince(base: string | undefined, now?: WorkTreeState): Promise<{ files: string[]; head?: string }> {
+    const state = now ?? (await this.state());
+    const files = new Set(state.changed);
+    if (base && state.head && base !== state.head) {
+      try {
+        for (const line of (await this.git.raw(['diff', '--name-only', `${base}..${state.head}`])).split('\n')) if (line) files.add(line);
+      } catch (error) {
+        throw new RalphError(`git could not list changed files: ${(error as Error).message.split('\n')[0]}`);
+      }
+    }
+    return { files: [...files].filter((file) => !isRalphFile(file)).sort(), head: state.head };
   }
 
   async isDirty(): Promise<boolean> {
-    const status = await this.git.status();
-    return status.files.some((file) => !file.path.startsWith('.ralph/') && file.path !== '.ralph.lock');
+    return (await this.state()).changed.some((file) => !isRalphFile(file));
   }
 
   /** Stages everything and commits with trailers; undefined when there was nothing to commit. */
   async commitAll(message: string, trailers: Record<string, string>): Promise<string | undefined> {
     await this.git.add(['-A']);
+    const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
     // ralph's own state never goes into the user's history, whatever their .gitignore says.
-    const own = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter((file) => file === '.ralph.lock' || file.startsWith('.ralph/'));
+    const own = staged.filter(isRalphFile);
     if (own.length > 0) await this.git.raw(['reset', '-q', '--', ...own]);
-    const staged = (await this.git.diff(['--cached', '--name-only'])).trim();
-    if (!staged) return undefined;
+    if (staged.length === own.length) return undefined;
     const body = Object.entries(trailers)
       .map(([key, value]) => `${key}: ${value}`)
       .join('\n');

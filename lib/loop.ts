@@ -166,6 +166,8 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
     records: ctx.records,
   });
 
+  // HEAD as the next iteration starts: read once, then carried from each iteration's end.
+  let head = await ctx.git.head();
   for (let count = 0; ; count += 1) {
     if (ctx.signal.aborted) throw abortError(ctx.signal);
     const before = await source.snapshot();
@@ -188,7 +190,7 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
     bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task });
     await source.claim?.(task, info);
     const prompt = await source.prompt(task, info);
-    const headBefore = await ctx.git.head();
+    const headBefore = head;
 
     const run = await runAgent(ctx, info, task, prompt);
     costUsd += run.costUsd;
@@ -209,7 +211,8 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
     const decided = own ? { outcome: own.kind, reason: own.reason } : generic;
     // A source that settles the task itself (PRD) marks it done only in settle(): count it now.
     const tasksDone = own?.kind === 'pass' && !finished.includes(task.id) ? [...finished, task.id] : finished;
-    const filesChanged = await ctx.git.changedSince(headBefore);
+    const changes = await ctx.git.changedSince(headBefore);
+    const filesChanged = changes.files;
     const item: IterationRecord = {
       iteration: info.iteration,
       taskId: task.id,
@@ -238,11 +241,9 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
       item.commit = await ctx.commit(task, info.iteration);
       if (item.commit) await source.recordCommit?.(info.iteration, item.commit);
     }
-    if (!item.commit) {
-      // The agent may commit its own work (beads' /sp:next, Spec Kit stories): report the new HEAD.
-      const headAfter = await ctx.git.head();
-      if (headAfter && headAfter !== headBefore) item.commit = headAfter;
-    }
+    // The agent may commit its own work (beads' /sp:next, Spec Kit stories): report the new HEAD.
+    if (!item.commit && changes.head && changes.head !== headBefore) item.commit = changes.head;
+    head = item.commit ?? changes.head;
     bus.emit({ type: 'iteration_end', record: item });
     if (claimedComplete && after.remaining.length > 0) {
       bus.emit({ type: 'warning', message: `premature completion promise in iteration ${info.iteration}: ${after.remaining.length} tasks remain; going on` });

@@ -47,7 +47,9 @@ export function summarizeInput(input: unknown): string {
 }
 
 export function oneLine(text: string, max = 160): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // Cut before flattening: a 10 MB line must not be rewritten whole just to show 160 characters.
+  const head = text.length > max * 4 ? text.slice(0, max * 4) : text;
+  const flat = head.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 

@@ -5,7 +5,12 @@ const TEXT_KEPT = 256 * 1024;
 
 /** Keeps the last TEXT_KEPT characters, trimming only past twice that so a flood costs O(1) per byte. */
 function bounded(text: string): string {
-  return text.length > 2 * TEXT_KEPT ? text.slice(-TEXT_KEPT) : text;
+  return text.length > 2 * TEXT_KEPT ? detached(text.slice(-TEXT_KEPT)) : text;
+}
+
+/** A copy that does not keep its (possibly huge) parent string alive, as a V8 slice would. */
+function detached(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
 }
 
 export function newTranscript(): Transcript {
@@ -42,7 +47,7 @@ export function record(transcript: Transcript, event: AgentEvent): void {
       break;
     case 'other':
       if (event.text.trim()) {
-        transcript.otherText.push(event.text.slice(0, 2000));
+        transcript.otherText.push(event.text.length > 2000 ? detached(event.text.slice(0, 2000)) : event.text);
         if (transcript.otherText.length > OTHER_TEXT_KEPT) transcript.otherText.shift();
       }
       break;

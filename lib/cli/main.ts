@@ -3,10 +3,7 @@ import { realDeps, type Deps } from '../deps.ts';
 import { RalphError } from '../errors.ts';
 import { parseArgv, type ParsedArgv } from './argv.ts';
 import { helpText } from './help.ts';
-import { printError, runCommand } from './run.ts';
-import { initCommand } from './init.ts';
-import { statusCommand } from './status.ts';
-import { reportCommand } from '../report/index.ts';
+import { printError } from './print-error.ts';
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -34,13 +31,14 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
     switch (parsed.command) {
       case 'run':
       case 'resume':
-        return await runCommand(parsed, deps, signal);
+        // Commands load on demand: --help and --version stay fast.
+        return await (await import('./run.ts')).runCommand(parsed, deps, signal);
       case 'status':
-        return await statusCommand(parsed, deps, signal);
+        return await (await import('./status.ts')).statusCommand(parsed, deps, signal);
       case 'report':
-        return await reportCommand(parsed, deps);
+        return await (await import('../report/index.ts')).reportCommand(parsed, deps);
       case 'init':
-        return await initCommand(parsed, deps);
+        return await (await import('./init.ts')).initCommand(parsed, deps);
       default:
         throw new RalphError(`'ralph ${parsed.command}' is not available yet`);
     }

@@ -14,15 +14,13 @@ import { killActiveNow } from '../runner.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
 import { createView } from '../view/live.ts';
-import { createStateSinks } from '../progress/index.ts';
-import { runOnExitHook } from '../hooks.ts';
 import { stopOrphanedAgent } from '../agent-pid.ts';
-import { writeReports } from '../report/index.ts';
 import { findOnPath } from '../which.ts';
 import { onForcedExit } from '../cleanup.ts';
 import { resolveGates, runGates } from '../gates.ts';
 import type { Task } from '../sources/types.ts';
 import type { ParsedArgv } from './argv.ts';
+import { printError } from './print-error.ts';
 import { printPlan } from './plan.ts';
 
 export interface Prepared {
@@ -76,15 +74,6 @@ export async function prepare(parsed: ParsedArgv, deps: Deps, warn: (message: st
 
 function sessionIdFor(now: number): string {
   return dayjs(now).format('YYYYMMDD-HHmmss');
-}
-
-function printError(deps: Deps, error: unknown): void {
-  if (error instanceof PrerequisiteError) {
-    for (const problem of error.problems) deps.stderr.write(`ralph: ✗ ${problem}\n`);
-    return;
-  }
-  deps.stderr.write(`ralph: ${errorMessage(error)}\n`);
-  if (error instanceof RalphError && error.hint) deps.stderr.write(`  hint: ${error.hint}\n`);
 }
 
 /** `ralph run` / `ralph resume`: the whole lifecycle; returns the exit code. Never exits itself. */
@@ -150,7 +139,7 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
       onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
     });
     const held = lock;
-    for (const sink of createStateSinks(root)) bus.add(sink);
+    for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
@@ -212,7 +201,7 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
   let report = '';
   if (lock && prepared) {
     try {
-      const reports = writeReports(prepared.root, summary);
+      const reports = (await import('../report/index.ts')).writeReports(prepared.root, summary);
       report = reports.markdown;
       bus.emit({ type: 'info', message: `report: ${reports.markdown} (HTML: ${reports.html})` });
     } catch (error) {
@@ -225,9 +214,8 @@ export async function runCommand(parsed: ParsedArgv, deps: Deps, signal: AbortSi
   if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
   if (onExit) {
-    await runOnExitHook(onExit, { RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId }, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
+    await (await import('../hooks.ts')).runOnExitHook(onExit, { RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId }, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
   }
   return summary.exitCode;
 }
 
-export { printError };

@@ -5,7 +5,7 @@ import type { EventSink, RunEvent } from '../events.ts';
 
 export const EVENTS_FILE = path.join('.ralph', 'events.jsonl');
 /** Agent text kept per field: the raw stream is in the iteration log; this log stays small enough to grep. */
-export const MAX_AGENT_TEXT = 4096;
+export const MAX_AGENT_TEXT = 1024;
 
 export function eventsPath(root: string): string {
   return path.join(root, EVENTS_FILE);

@@ -79,6 +79,6 @@ export class StatusFileSink implements EventSink {
     this.pending = undefined;
     this.dirty = false;
     this.lastWriteAt = at;
-    writeFileAtomic(this.file, `${JSON.stringify(status, null, 2)}\n`);
+    writeFileAtomic(this.file, `${JSON.stringify(status, null, 2)}\n`, { durable: false });
   }
 }

@@ -123,6 +123,8 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
   const stamp = (): string => dayjs(ctx.deps.now()).format('YYYY-MM-DD HH:mm:ss');
   const iso = (): string => new Date(ctx.deps.now()).toISOString();
 
+  let lastText: string | undefined;
+  let lastParsed: ParsedTasks | undefined;
   const readTasks = (): ParsedTasks => {
     const { tasks, rel } = paths();
     const text = readText(tasks);
@@ -130,7 +132,12 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       const why = unreadable(tasks);
       throw new RalphError(why ? `${rel.tasks} cannot be read: ${why}` : `${rel.tasks} not found`, { hint: 'run /speckit.tasks first to generate the task list' });
     }
-    const parsed = parseTasksMd(text);
+    // tasks.md is read several times an iteration; parse it again only when its text changed.
+    if (text !== lastText) {
+      lastParsed = parseTasksMd(text);
+      lastText = text;
+    }
+    const parsed = lastParsed!;
     // check() refuses a list without tasks, so an empty one now was damaged during the run: never "all done".
     if (parsed.tasks.length === 0) {
       throw new RalphError(`${rel.tasks} lists no tasks any more (lines like "- [ ] T001 Description"): it was emptied or damaged during the run`, {

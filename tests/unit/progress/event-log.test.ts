@@ -37,7 +37,7 @@ describe('EventLogSink', () => {
     expect(lines(root).map((line) => line.session)).toEqual(['a', 'b']);
   });
 
-  it('truncates the agent’s text to a few KB', () => {
+  it('truncates the agent’s text to MAX_AGENT_TEXT, saying how much was cut', () => {
     const root = temp();
     const sink = new EventLogSink(root);
     sink.emit(sessionStart, T0);
@@ -48,7 +48,7 @@ describe('EventLogSink', () => {
     const event = text!.event as { kind: string; text: string };
     expect(event.kind).toBe('text');
     expect(event.text.length).toBeLessThan(MAX_AGENT_TEXT + 100);
-    expect(event.text).toMatch(/^x+… \[95904 more chars\]$/);
+    expect(event.text).toMatch(new RegExp(`^x{${MAX_AGENT_TEXT}}… \\[${100_000 - MAX_AGENT_TEXT} more chars\\]$`));
     expect(tool!.event).toEqual({ kind: 'tool_call', name: 'Bash', summary: 'ls' });
   });
 });
