@@ -55,6 +55,8 @@ export function parseStatusV2(output: string): WorkTreeState {
 /** The git facts and actions a run needs, through simple-git. */
 export class Git {
   private readonly git: SimpleGit;
+  /** Set once .git/info/exclude keeps .ralph/ and the lock out of `git add -A`. */
+  ownFilesExcluded = false;
 
   constructor(readonly cwd: string) {
     this.git = simpleGit({ baseDir: cwd, allowEnvironment: [...ALLOWED_GIT_ENV] });
@@ -118,16 +120,18 @@ export class Git {
   /** Stages everything and commits with trailers; undefined when there was nothing to commit. */
   async commitAll(message: string, trailers: Record<string, string>): Promise<string | undefined> {
     await this.git.add(['-A']);
-    const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
-    // ralph's own state never goes into the user's history, whatever their .gitignore says.
-    const own = staged.filter(isRalphFile);
-    if (own.length > 0) await this.git.raw(['reset', '-q', '--', ...own]);
-    if (staged.length === own.length) return undefined;
+    if (!this.ownFilesExcluded) {
+      // ralph's own state never goes into the user's history, whatever their .gitignore says.
+      const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
+      const own = staged.filter(isRalphFile);
+      if (own.length > 0) await this.git.raw(['reset', '-q', '--', ...own]);
+    }
     const body = Object.entries(trailers)
       .map(([key, value]) => `${key}: ${value}`)
       .join('\n');
     try {
-      await this.git.commit(`${message}\n\n${body}\n`);
+      const result = await this.git.commit(`${message}\n\n${body}\n`);
+      if (!result.commit) return undefined;
     } catch (error) {
       throw new RalphError(`git commit failed: ${(error as Error).message.split('\n')[0]}`, {
         hint: "set a git identity (git config user.name / user.email) or pass --no-commit",
@@ -178,7 +182,9 @@ export async function excludeRalphFiles(git: Git): Promise<void> {
     // no exclude file yet
   }
   const wanted = ['/.ralph.lock', '/.ralph.lock.d/', '/.ralph/'].filter((line) => !text.split('\n').includes(line));
-  if (wanted.length === 0) return;
-  mkdirSync(path.dirname(file), { recursive: true });
-  appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}# ralph's run state\n${wanted.join('\n')}\n`);
+  if (wanted.length > 0) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}# ralph's run state\n${wanted.join('\n')}\n`);
+  }
+  git.ownFilesExcluded = true;
 }
