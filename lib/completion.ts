@@ -1,3 +1,5 @@
+import { fencedLines } from './markdown.ts';
+
 export const COMPLETION_TOKEN = '<promise>COMPLETE</promise>';
 
 const NEGATION = /\b(?:not|never|no|don't|do not|won't|will not|cannot|can't|shouldn't|should not|until|unless|once|when|only|before|if)\b/i;
@@ -8,14 +10,7 @@ const NEGATION = /\b(?:not|never|no|don't|do not|won't|will not|cannot|can't|sho
  */
 export function claimsCompletion(finalAnswer: string): boolean {
   const lines = finalAnswer.replace(/\r/g, '').split('\n');
-  const fenced = new Set<number>();
-  let inFence = false;
-  lines.forEach((line, index) => {
-    if (/^\s*(```|~~~)/.test(line)) {
-      inFence = !inFence;
-      fenced.add(index);
-    } else if (inFence) fenced.add(index);
-  });
+  const { fenced } = fencedLines(lines);
   const lastContent = lines.map((line, index) => ({ line: line.trim(), index })).filter((entry) => entry.line && !fenced.has(entry.index)).at(-1);
   for (const [index, raw] of lines.entries()) {
     if (fenced.has(index) || !raw.includes(COMPLETION_TOKEN)) continue;

@@ -154,7 +154,6 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
   mkdirSync(ctx.logDir, { recursive: true });
   const firstIteration = ((await source.lastIteration?.()) ?? 0) + 1;
   let costUsd = 0;
-  let last: Snapshot | undefined;
   const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined) => ({
     status,
     exitCode,
@@ -171,7 +170,6 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
   for (let count = 0; ; count += 1) {
     if (ctx.signal.aborted) throw abortError(ctx.signal);
     const before = await source.snapshot();
-    last = before;
     const next = decideNext(before, { iterations: count, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
     if (next.kind === 'complete') {
       const skipped = before.skipped?.length ? `; ${before.skipped.length} skipped: ${before.skipped.map((task) => task.id).join(', ')}` : '';
@@ -198,7 +196,6 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
     const claimedComplete = run.value.classification.kind === 'ok' && claimsCompletion(answer);
 
     const after = await source.snapshot();
-    last = after;
     if (taskCount(before) > 0 && taskCount(after) === 0) {
       // All tasks vanished (the agent emptied the file?): that is not completion.
       return finish('failed', ExitCode.failure, `the task source lists no tasks any more after iteration ${info.iteration} (${source.describe()}); check what the agent did to it`, after);

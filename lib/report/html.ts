@@ -2,7 +2,7 @@ import { formatDuration } from '../duration.ts';
 import type { RunSummary } from '../events.ts';
 import { escapeHtml } from './escape.ts';
 import { OUTCOME_COLOUR, renderTimeline } from './timeline.ts';
-import { filesSummary, formatCost, formatCount, formatTime, OUTCOME_LABEL, outcomeText, reportTotals, shortSha } from './totals.ts';
+import { filesSummary, formatCost, formatCount, OUTCOME_LABEL, outcomeText, reportFacts, reportTotals, shortSha } from './totals.ts';
 
 // Inline and system fonts only: the file must open anywhere, offline, exactly as written.
 const STYLE = `
@@ -42,16 +42,7 @@ function statusClass(exitCode: number): string {
 export function renderHtmlReport(summary: RunSummary): string {
   const e = escapeHtml;
   const totals = reportTotals(summary);
-  const facts: Array<[string, string]> = [
-    ['session', summary.sessionId],
-    ['source', summary.source],
-    ['agent', summary.agent],
-    ['status', `${summary.status}: ${summary.message}`],
-    ['exit code', String(summary.exitCode)],
-    ['started', formatTime(summary.startedAt)],
-    ['ended', formatTime(summary.endedAt)],
-    ['duration', formatDuration(summary.durationMs)],
-  ];
+  const facts = reportFacts(summary);
   const cards: Array<[string, string]> = [
     ['iterations', String(totals.iterations)],
     ['passed', String(totals.passed)],

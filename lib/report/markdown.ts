@@ -1,6 +1,6 @@
 import { formatDuration } from '../duration.ts';
 import type { RunSummary } from '../events.ts';
-import { filesSummary, formatCost, formatCount, formatTime, outcomeText, reportTotals, shortSha } from './totals.ts';
+import { filesSummary, formatCost, formatCount, outcomeText, reportFacts, reportTotals, shortSha } from './totals.ts';
 
 /** Makes text safe inside a Markdown table cell: no row breaks, no column breaks. */
 export function escapeCell(text: string): string {
@@ -19,16 +19,7 @@ export function renderMarkdownReport(summary: RunSummary): string {
   out.push(
     ...table(
       ['', ''],
-      [
-        ['session', summary.sessionId],
-        ['source', summary.source],
-        ['agent', summary.agent],
-        ['status', `${summary.status}: ${summary.message}`],
-        ['exit code', String(summary.exitCode)],
-        ['started', formatTime(summary.startedAt)],
-        ['ended', formatTime(summary.endedAt)],
-        ['duration', formatDuration(summary.durationMs)],
-      ].map(([key, value]) => [`**${key}**`, escapeCell(value ?? '')]),
+      reportFacts(summary).map(([key, value]) => [`**${key}**`, escapeCell(value ?? '')]),
     ),
   );
   out.push('', '## Totals', '');

@@ -1,6 +1,7 @@
 // Figures shared by the Markdown and HTML reports, computed once from a RunSummary.
 import dayjs from 'dayjs';
 import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts';
+import { formatDuration } from '../duration.ts';
 
 export interface ReportTotals {
   iterations: number;
@@ -66,4 +67,18 @@ export function outcomeText(record: IterationRecord): string {
   const attempts = record.attempts > 1 ? ` after ${record.attempts} attempts` : '';
   const reason = record.outcome === 'pass' || !record.reason ? '' : `: ${record.reason}`;
   return `${OUTCOME_LABEL[record.outcome] ?? record.outcome}${attempts}${reason}`;
+}
+
+/** The session's facts, in the order both reports show them. */
+export function reportFacts(summary: RunSummary): Array<[string, string]> {
+  return [
+    ['session', summary.sessionId],
+    ['source', summary.source],
+    ['agent', summary.agent],
+    ['status', `${summary.status}: ${summary.message}`],
+    ['exit code', String(summary.exitCode)],
+    ['started', formatTime(summary.startedAt)],
+    ['ended', formatTime(summary.endedAt)],
+    ['duration', formatDuration(summary.durationMs)],
+  ];
 }

@@ -1,5 +1,6 @@
 // Reads what the agent says it did. The PRD prompt asks for a closing `## Ralph Report` block; agents
 // that ignore it still get a best-effort reading of their prose. Pure functions only.
+import { fencedLines } from '../../markdown.ts';
 import { claimsCompletion } from '../../completion.ts';
 
 export type ReportedStatus = 'completed' | 'failed' | 'partial';
@@ -100,15 +101,7 @@ function unique(items: Iterable<string>): string[] {
 /** Lines outside fenced code blocks, with their index. */
 function proseLines(text: string): { lines: string[]; fenced: Set<number>; openFence: boolean } {
   const lines = text.replace(/\r/g, '').split('\n');
-  const fenced = new Set<number>();
-  let inFence = false;
-  lines.forEach((line, index) => {
-    if (/^\s*(```|~~~)/.test(line)) {
-      inFence = !inFence;
-      fenced.add(index);
-    } else if (inFence) fenced.add(index);
-  });
-  return { lines, fenced, openFence: inFence };
+  return { lines, ...fencedLines(lines) };
 }
 
 interface FieldText {

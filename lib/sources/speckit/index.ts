@@ -340,7 +340,6 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
     },
 
     async settle(result: IterationResult, info: IterationInfo) {
-      const p = paths();
       const parsed = readTasks();
       const recorded = recordIteration(loadTracking(parsed), { iteration: result.iteration, taskId: result.task.id, kind: result.kind, tasksDone: result.tasksDone });
       const data = syncTracking(recorded.tracking, parsed, iso());
