@@ -3,95 +3,29 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';
-import { failureLine, formatGateResults, resolveGates, type GateResult } from '../../gates.ts';
-import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
-import { historyFile, lastHistoryIteration, writeHistoryRecord, type HistoryRecord, type QualityMetrics } from './history.ts';
+import { resolveGates } from '../../gates.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
+import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
+import { historyFile, lastHistoryIteration, writeHistoryRecord, type HistoryRecord } from './history.ts';
+import { decidePrdOutcome } from './outcome.ts';
 import { appendProgressEntry, lastLoggedIteration, PRD_ENTRY_HEADING, progressContext, progressHeader, progressPath, readProgress, type ProgressEntry } from './progress.ts';
 import { buildPrdPrompt, loadPrdTemplate } from './prompt.ts';
-import { parseAgentReport, type AgentReport } from './report-parser.ts';
-import { decidePrdOutcome } from './outcome.ts';
-import { byPriority, PrdFormatError, readPrd, updateItem, writePrd, type PrdDocument, type PrdItem } from './schema.ts';
+import { recordInterrupted, settleIteration, type Recorder } from './record.ts';
+import { parseAgentReport } from './report-parser.ts';
+import { PrdFormatError, readPrd, updateItem, writePrd, type PrdDocument, type PrdItem } from './schema.ts';
+import { prdSnapshot, stuckLine } from './selection.ts';
+
+// Moved to their own modules; still exported from here for existing importers.
+export { failureText } from './record.ts';
+export { isReady, MAX_ATTEMPTS, stuckLine } from './selection.ts';
 
 /** Where a prd.json is looked for when --prd is not given, in this order. */
 export const PRD_CANDIDATES = ['.rulebook-ralph/prd.json', '.rulebook/ralph/prd.json', 'prd.json'] as const;
-/** Failed iterations after which a task ralph blocked is no longer retried. */
-export const MAX_ATTEMPTS = 3;
 export const PRD_DEFAULT_MAX_ITERATIONS = 10;
 
 /** The first prd.json candidate that exists under `root` (absolute path), or undefined. */
 export function detectPrd(root: string): string | undefined {
   return PRD_CANDIDATES.map((candidate) => path.join(root, candidate)).find((file) => existsSync(file));
-}
-
-/**
- * Whether the loop may pick an item: pending, or blocked by ralph itself with attempts to spare. A task
- * blocked outside ralph (no failed attempt recorded) waits for a person.
- */
-export function isReady(item: Pick<PrdItem, 'status' | 'attempts'>): boolean {
-  return item.status === 'pending' || (item.status === 'blocked' && item.attempts > 0 && item.attempts < MAX_ATTEMPTS);
-}
-
-function toTask(item: PrdItem, doc: PrdDocument): Task {
-  return {
-    id: item.id,
-    title: item.title,
-    status: item.status,
-    ...(item.priority === undefined ? {} : { priority: item.priority }),
-    meta: {
-      shape: doc.shape,
-      attempts: item.attempts,
-      ...(item.iterationNumber === undefined ? {} : { iterationNumber: item.iterationNumber }),
-      ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
-      ...(item.estimatedComplexity === undefined ? {} : { estimatedComplexity: item.estimatedComplexity }),
-    },
-  };
-}
-
-/** Why a remaining task is not ready, as one line. */
-export function stuckLine(task: Task): string {
-  const meta = task.meta ?? {};
-  const attempts = typeof meta.attempts === 'number' ? meta.attempts : 0;
-  const head = `${task.id} "${task.title}"`;
-  if (task.status === 'in_iteration') {
-    return `${head}: in_iteration since iteration ${String(meta.iterationNumber ?? '?')} (another run holds it, or it was interrupted: ralph resume puts it back)`;
-  }
-  if (task.status === 'blocked' && attempts > 0) {
-    return `${head}: blocked after ${attempts} failed attempts: ${String(meta.lastError ?? 'no error recorded')}; fix the cause, then set its status to pending`;
-  }
-  if (task.status === 'blocked') return `${head}: blocked outside ralph; set its status to pending to let ralph work on it`;
-  return `${head}: ${task.status}`;
-}
-
-/** The error text a failed iteration leaves on its task: each failed gate with its telling line, else the reason. */
-export function failureText(reason: string, gates: readonly GateResult[]): string {
-  const failed = gates.filter((gate) => !gate.passed);
-  if (failed.length === 0) return reason;
-  return failed
-    .map((gate) => {
-      const line = failureLine(gate.outputTail);
-      return `${gate.name} (\`${gate.command}\`) failed with ${gate.timedOut ? 'a timeout' : `exit ${gate.exitCode}`}${line ? `: ${line}` : ''}`;
-    })
-    .join('; ');
-}
-
-function qualityMetrics(gates: readonly GateResult[], report: AgentReport): QualityMetrics {
-  const passed = gates.filter((gate) => gate.passed).length;
-  return {
-    gates: gates.map((gate) => ({
-      name: gate.name,
-      command: gate.command,
-      passed: gate.passed,
-      exitCode: gate.exitCode,
-      durationMs: gate.durationMs,
-      ...(gate.timedOut ? { timedOut: true } : {}),
-      ...(gate.passed ? {} : { outputTail: gate.outputTail }),
-    })),
-    gatesPassed: passed,
-    gatesFailed: gates.length - passed,
-    allPassed: passed === gates.length,
-    reported: report.quality,
-  };
 }
 
 /** The prd.json source. */
@@ -128,6 +62,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     appendProgressEntry(file, entry, header(doc));
     compactAfterAppend(file, PRD_ENTRY_HEADING, config.extra, ctx.warn);
   };
+  const recorder: Recorder = { root, agent: config.agent, now: () => deps.now(), warn: ctx.warn, appendProgress };
 
   async function recentCommits(): Promise<string[]> {
     const result = await deps.exec('git', ['log', '--oneline', '-20'], { cwd: root, timeoutMs: 15_000 });
@@ -205,29 +140,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       for (const item of stale) {
         const iteration = item.iterationNumber;
         if (iteration === undefined) continue;
-        const reason = 'the run stopped before this iteration finished (Ctrl+C, crash or kill); the task is back to pending';
-        // Record the cut-short iteration once, so history and progress.txt agree and its number is never reused.
-        if (!existsSync(historyFile(root, iteration))) {
-          const started = item.startedAt ? Date.parse(item.startedAt) : Number.NaN;
-          const record: HistoryRecord = {
-            iterationNumber: iteration,
-            timestamp: iso(),
-            taskId: item.id,
-            taskTitle: item.title,
-            tasksAttempted: [item.id],
-            tasksCompleted: [],
-            failedCount: 0,
-            qualityMetrics: { gates: [], gatesPassed: 0, gatesFailed: 0, allPassed: false, reported: [] },
-            durationMs: Number.isNaN(started) ? 0 : Math.max(0, deps.now() - started),
-            agent: config.agent,
-            commit: null,
-            learnings: [],
-            completionStatus: 'interrupted',
-            reason,
-          };
-          writeHistoryRecord(root, record);
-          appendProgress({ now: deps.now(), iteration, taskId: item.id, taskTitle: item.title, status: 'interrupted', reason }, doc);
-        }
+        recordInterrupted(recorder, doc, item, iteration);
       }
       return warnings;
     },
@@ -246,13 +159,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     },
 
     async snapshot(): Promise<Snapshot> {
-      const doc = load();
-      const ordered = byPriority(doc.items);
-      return {
-        ready: ordered.filter(isReady).map((item) => toTask(item, doc)),
-        remaining: ordered.filter((item) => item.status !== 'completed').map((item) => toTask(item, doc)),
-        done: ordered.filter((item) => item.status === 'completed').map((item) => toTask(item, doc)),
-      };
+      return prdSnapshot(load());
     },
 
     async claim(task: Task, info: IterationInfo) {
@@ -282,63 +189,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     },
 
     async settle(result: IterationResult, info: IterationInfo) {
-      const doc = load();
-      const item = doc.items.find((candidate) => candidate.id === result.task.id);
-      const report = parseAgentReport(result.agentText);
-      const gates = result.gates ?? [];
-      const now = deps.now();
-      const error = result.kind === 'fail' ? failureText(result.reason, gates) : undefined;
-
-      if (item) {
-        if (result.kind === 'pass') updateItem(doc, item, { status: 'completed', completedAt: new Date(now).toISOString(), lastError: undefined });
-        else if (result.kind === 'fail') updateItem(doc, item, { status: 'blocked', attempts: item.attempts + 1, lastError: error });
-        else updateItem(doc, item, { status: 'pending' });
-        writePrd(doc);
-      } else {
-        ctx.warn(`${doc.file}: task ${result.task.id} disappeared during iteration ${info.iteration}; its status was not recorded`);
-      }
-
-      const failureNote = error
-        ? `Iteration ${info.iteration} failed on ${result.task.id}: ${error}. ${item && item.attempts + 1 >= MAX_ATTEMPTS ? 'The task is now blocked for good until a person looks at it.' : 'Fix this first when the task is retried.'}`
-        : undefined;
-      const learnings = [...report.learnings, ...(failureNote ? [failureNote] : [])];
-      const completionStatus = result.kind === 'pass' ? 'completed' : result.kind === 'fail' ? 'failed' : 'partial';
-      writeHistoryRecord(root, {
-        iterationNumber: info.iteration,
-        timestamp: new Date(now).toISOString(),
-        sessionId: info.sessionId,
-        taskId: result.task.id,
-        taskTitle: result.task.title,
-        tasksAttempted: [result.task.id],
-        tasksCompleted: result.kind === 'pass' ? [result.task.id] : [],
-        failedCount: result.kind === 'fail' ? 1 : 0,
-        qualityMetrics: qualityMetrics(gates, report),
-        durationMs: result.durationMs,
-        agent: config.agent,
-        commit: result.commit ?? null,
-        learnings,
-        completionStatus,
-        reason: result.reason,
-        ...(report.summary ? { summary: report.summary } : {}),
-        ...(report.commitMessages.length > 0 ? { commitMessages: report.commitMessages } : {}),
-        ...(report.contextLoss.length > 0 ? { contextLoss: report.contextLoss } : {}),
-      });
-      appendProgress(
-        {
-          now,
-          iteration: info.iteration,
-          taskId: result.task.id,
-          taskTitle: result.task.title,
-          status: result.kind === 'fail' ? 'failed (blocked)' : completionStatus,
-          reason: result.reason,
-          ...(gates.length > 0 ? { gates: formatGateResults(gates) } : {}),
-          ...(report.summary ? { summary: report.summary } : {}),
-          changes: report.changes,
-          ...(result.commit ? { commit: result.commit } : {}),
-          learnings,
-        },
-        doc,
-      );
+      settleIteration(recorder, load(), result, info);
     },
 
     explainStuck(snapshot: Snapshot) {
