@@ -183,7 +183,7 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
     }
 
     const task = before.ready[0]!;
-    const info: IterationInfo = { iteration: firstIteration + count, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId };
+    const info: IterationInfo = { iteration: firstIteration + count, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head };
     const startedAt = deps.now();
     bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task });
     await source.claim?.(task, info);
@@ -236,7 +236,7 @@ export async function runLoop(ctx: LoopContext): Promise<Omit<RunSummary, 'start
     // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
     if (ctx.commit && decided.outcome === 'pass') {
       item.commit = await ctx.commit(task, info.iteration);
-      if (item.commit) await source.recordCommit?.(info.iteration, item.commit);
+      if (item.commit) await source.recordCommit?.(info.iteration, item.commit, changes.head);
     }
     // The agent may commit its own work (beads' /sp:next, Spec Kit stories): report the new HEAD.
     if (!item.commit && changes.head && changes.head !== headBefore) item.commit = changes.head;

@@ -26,6 +26,8 @@ export interface IterationInfo {
   iteration: number;
   maxIterations: number;
   sessionId: string;
+  /** HEAD as the iteration starts, when the loop knows it (lets a source cache what depends on it). */
+  head?: string;
 }
 
 /** What the loop learned from one iteration, handed back to the source to record. */
@@ -92,8 +94,8 @@ export interface TaskSource {
   readonly gatesByDefault?: boolean;
   /** Commit each passing iteration without --commit; default off. */
   readonly commitByDefault?: boolean;
-  /** Records the commit made after `settle` for that iteration. */
-  recordCommit?(iteration: number, commit: string): Promise<void>;
+  /** Records the commit ralph made after `settle` for that iteration, on top of `parent`. */
+  recordCommit?(iteration: number, commit: string, parent?: string): Promise<void>;
   /** Why nothing is ready although work remains (one line per task). */
   explainStuck(snapshot: Snapshot): string;
 }

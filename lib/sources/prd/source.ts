@@ -64,10 +64,15 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
   };
   const recorder: Recorder = { root, agent: config.agent, now: () => deps.now(), warn: ctx.warn, appendProgress };
 
-  async function recentCommits(): Promise<string[]> {
+  // The last 20 commits only change with HEAD: ask git again only when HEAD moved.
+  let commitsAt: { head: string; lines: string[] } | undefined;
+  async function recentCommits(head: string | undefined): Promise<string[]> {
+    if (head && commitsAt?.head === head) return commitsAt.lines;
     const result = await deps.exec('git', ['log', '--oneline', '-20'], { cwd: root, timeoutMs: 15_000 });
     if (result.exitCode !== 0) return [];
-    return result.stdout.split('\n').map((line) => line.trim()).filter(Boolean);
+    const lines = result.stdout.split('\n').map((line) => line.trim()).filter(Boolean);
+    if (head) commitsAt = { head, lines };
+    return lines;
   }
 
   return {
@@ -85,11 +90,15 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       });
     },
 
-    async recordCommit(iteration: number, commit: string) {
+    async recordCommit(iteration: number, commit: string, parent?: string) {
       const file = historyFile(root, iteration);
       if (!existsSync(file)) return;
       const record = JSON.parse(readFileSync(file, 'utf8')) as HistoryRecord;
       writeHistoryRecord(root, { ...record, commit });
+      // ralph made this commit on top of the cached HEAD: extend the cached log instead of asking git again.
+      if (commitsAt && parent !== undefined && commitsAt.head === parent) {
+        commitsAt = { head: commit, lines: [`${commit.slice(0, 7)} ralph: ${record.taskId ?? ''} ${record.taskTitle ?? ''}`.trim(), ...commitsAt.lines].slice(0, 20) };
+      }
     },
     defaultMaxIterations: PRD_DEFAULT_MAX_ITERATIONS,
 
@@ -181,7 +190,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
         item,
         patterns,
         progress: recent,
-        commits: await recentCommits(),
+        commits: await recentCommits(info.head),
         gates: resolveGates(root, config),
         ...(typeof item.raw.sourcePath === 'string' ? { sourcePath: item.raw.sourcePath } : {}),
         extra: config.prompt,

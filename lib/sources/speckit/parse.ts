@@ -56,6 +56,8 @@ const GROUP_HEADING = /^(?:Phase\s+[0-9A-Z]+\b|User Story\s+\d+\b)/i;
 const PROSE_HEADING =
   /^(?:format\b|path conventions|table of contents|contents\b|dependencies\b|parallel (?:example|opportunities|execution)|implementation strategy|execution (?:order|strategy)|notes?\b|summary\b|task summary|validation checklist|suggested mvp|mvp scope|references?\b)/i;
 const DEPENDS = /\b(?:depends?\s+on|blocked\s+by)\b:?([^)\n;]*)/gi;
+/** A cheap pre-check for DEPENDS (same words, no captures, not global). */
+const MAY_DEPEND = /\b(?:depends?\s+on|blocked\s+by)\b/i;
 const DEP_ID = /T(\d{3,})(?:\s*(?:-|–|—|\.\.|to)\s*T(\d{3,}))?/g;
 const MAX_RANGE = 200;
 
@@ -165,6 +167,8 @@ function readTask(id: string, done: boolean, rawRest: string, group: TaskGroup, 
 /** Task ids named by `depends on …` / `blocked by …` text, ranges like `T010-T012` expanded. */
 export function dependenciesOf(text: string, self?: string): string[] {
   const ids: string[] = [];
+  // Most tasks have no dependency note: skip the clause scan (matchAll clones its regex) for them.
+  if (!MAY_DEPEND.test(text)) return ids;
   for (const clause of text.matchAll(DEPENDS)) {
     for (const ref of clause[1]!.matchAll(DEP_ID)) {
       const from = ref[1]!;

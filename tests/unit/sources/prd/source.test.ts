@@ -376,3 +376,24 @@ describe('recover and resume', () => {
     expect(readHistory(h.root)).toEqual([]);
   });
 });
+
+describe('recent commits in the prompt', () => {
+  it('asks git only when HEAD moved, and extends its own log after ralph commits', async () => {
+    const h = harness('snarktank.json', 'prd.json');
+    const gitLogs = () => h.deps.calls.filter((call) => call.bin === 'git' && call.args[0] === 'log').length;
+    const [task] = (await h.source.snapshot()).ready;
+    await h.source.prompt(task!, { ...info(1), head: 'aaaa' });
+    await h.source.prompt(task!, { ...info(1), head: 'aaaa' });
+    expect(gitLogs()).toBe(1);
+    await h.source.claim!(task!, info(1));
+    await h.source.settle!(result(task!, 1, 'pass'), info(1));
+    await h.source.recordCommit!(1, 'bbbbbbbbbbbb', 'aaaa');
+    const [next] = (await h.source.snapshot()).ready;
+    const prompt = await h.source.prompt(next!, { ...info(2), head: 'bbbbbbbbbbbb' });
+    expect(gitLogs()).toBe(1);
+    expect(prompt).toContain(`bbbbbbb ralph: ${task!.id} ${task!.title}`);
+    // A HEAD ralph did not make (the agent committed, or someone else) is read from git again.
+    await h.source.prompt(next!, { ...info(2), head: 'cccc' });
+    expect(gitLogs()).toBe(2);
+  });
+});
