@@ -54,7 +54,7 @@ export async function prepare(parsed: ParsedArgv, deps: Deps, warn: (message: st
   const agentName = config.extra.has('agent') ? config.agent : (defaults.agent ?? config.agent);
   const agent = getAgent(agentName, config.customAgent);
   const profile = config.agentProfile ?? (agentName === defaults.agent ? defaults.profile : undefined);
-  if (!findOnPath(agent.command({ prompt: '', extraArgs: [], cwd: root }).bin, deps.env)) {
+  if (!findOnPath(agent.bin, deps.env)) {
     problems.push(`agent CLI '${agent.bin}' not found on PATH: install it or choose another with --agent`);
   }
   if (sourceName === 'beads' && !findOnPath('bd', deps.env)) {

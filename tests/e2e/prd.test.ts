@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { commitAll, prdHistory, prdProject, report, SNARK } from './projects.ts';
 import { agentCalls, agentPids, FAST, makeSandbox, pidAlive, runRalph, scenario, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -9,42 +10,7 @@ afterEach(() => sandbox?.cleanup());
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'prd');
 
-const report = (status: string, learning = 'none') =>
-  JSON.stringify({
-    type: 'result',
-    subtype: 'success',
-    is_error: false,
-    total_cost_usd: 0.002,
-    result: `Done.\n\n## Ralph Report\nStatus: ${status}\nSummary: worked on the story\nChanges:\n- src/app.ts: added code\nQuality:\n- tests: pass\nLearnings:\n- ${learning}\nCommits:\n- none\n`,
-  });
-
-const SNARK = {
-  project: 'Demo',
-  branchName: 'ralph/demo',
-  description: 'demo',
-  userStories: [
-    { id: 'US-001', title: 'First story', description: 'd', acceptanceCriteria: ['works'], priority: 1, passes: false, notes: '' },
-    { id: 'US-002', title: 'Second story', description: 'd', acceptanceCriteria: ['works'], priority: 2, passes: false, notes: '' },
-  ],
-};
-
-function commitAll(box: Sandbox, message: string): void {
-  execFileSync('git', ['add', '-A'], { cwd: box.repo, env: box.env });
-  execFileSync('git', ['commit', '-qm', message], { cwd: box.repo, env: box.env });
-}
-
-function prdProject(box: Sandbox, prd: unknown = SNARK, gate = 'node -e "process.exit(0)"'): void {
-  writeFileSync(path.join(box.repo, 'prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
-  writeFileSync(path.join(box.repo, 'ralph.config.json'), JSON.stringify({ gate: [gate] }));
-  commitAll(box, 'prd');
-}
-
 const gitLog = (box: Sandbox, format: string) => execFileSync('git', ['log', `--format=${format}`], { cwd: box.repo, env: box.env, encoding: 'utf8' });
-const history = (box: Sandbox) => {
-  const dir = path.join(box.repo, '.rulebook-ralph', 'history');
-  return existsSync(dir) ? readdirSync(dir).sort().map((file) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Record<string, unknown>) : [];
-};
-
 describe('PRD mode, end to end', () => {
   it('completes stories, runs the gates, commits with trailers and writes history (snarktank shape)', async () => {
     sandbox = makeSandbox();
@@ -60,7 +26,7 @@ describe('PRD mode, end to end', () => {
     expect(prd.userStories.map((story: { passes: boolean }) => story.passes)).toEqual([true, true]);
     const commits = gitLog(sandbox, '%s%x1f%(trailers:only,unfold)%x1e').split('\x1e').map((entry) => entry.trim()).filter(Boolean);
     expect(commits.slice(0, 2)).toEqual(['ralph: US-002 Second story\x1fRalph-Iteration: 2\nRalph-Task: US-002', 'ralph: US-001 First story\x1fRalph-Iteration: 1\nRalph-Task: US-001']);
-    const records = history(sandbox);
+    const records = prdHistory(sandbox);
     expect(records.map((record) => record.iterationNumber)).toEqual([1, 2]);
     expect(records[0]).toMatchObject({ completionStatus: 'completed', tasksCompleted: ['US-001'], failedCount: 0, agent: 'claude' });
     expect(records[0]!.commit).toMatch(/^[0-9a-f]{40}$/);
@@ -79,7 +45,7 @@ describe('PRD mode, end to end', () => {
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ failedCount: 1, completedCount: 0 });
     expect(gitLog(sandbox, '%H')).toBe(before);
-    expect(history(sandbox)[0]).toMatchObject({ completionStatus: 'failed', failedCount: 1 });
+    expect(prdHistory(sandbox)[0]).toMatchObject({ completionStatus: 'failed', failedCount: 1 });
     const progress = readFileSync(path.join(sandbox.repo, 'progress.txt'), 'utf8');
     expect(progress).toMatch(/3 tests failed/);
     expect(result.stderr).toMatch(/gates: .*FAILED/);
@@ -145,10 +111,10 @@ describe('PRD mode, end to end', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/reclaiming a stale lock/);
     expect(resumed.stderr).toMatch(/US-001 was left in_iteration by iteration 1/);
-    const numbers = history(sandbox).map((record) => record.iterationNumber);
+    const numbers = prdHistory(sandbox).map((record) => record.iterationNumber);
     expect(numbers).toEqual([1, 2, 3]);
     expect(new Set(numbers).size).toBe(numbers.length);
-    expect(history(sandbox)[0]).toMatchObject({ completionStatus: 'interrupted' });
+    expect(prdHistory(sandbox)[0]).toMatchObject({ completionStatus: 'interrupted' });
     expect(JSON.parse(resumed.stdout).records.map((r: { iteration: number }) => r.iteration)).toEqual([2, 3]);
   });
 });

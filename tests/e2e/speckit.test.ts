@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, FAST, makeSandbox, runRalph, scenario, type Sandbox } from './helpers.ts';
+import { answer, FEATURE, specKitProject as makeSpecKitProject, TASKS_PATH, tick } from './projects.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -31,25 +32,7 @@ const TASKS = [
   '',
 ].join('\n');
 
-const FEATURE = 'specs/001-demo';
-const TASKS_PATH = `${FEATURE}/tasks.md`;
-
-/** A Spec Kit project committed in the sandbox repo (branch 001-… maps to specs/001-*). */
-function specKitProject(box: Sandbox, tasks = TASKS): void {
-  const dir = path.join(box.repo, FEATURE);
-  mkdirSync(dir, { recursive: true });
-  mkdirSync(path.join(box.repo, '.specify', 'memory'), { recursive: true });
-  writeFileSync(path.join(box.repo, '.specify', 'memory', 'constitution.md'), '# Constitution\n');
-  writeFileSync(path.join(box.repo, '.specify', 'init-options.json'), '{"integration":"claude"}\n');
-  writeFileSync(path.join(dir, 'spec.md'), '# Spec: demo\n');
-  writeFileSync(path.join(dir, 'plan.md'), '# Plan: demo\n');
-  writeFileSync(path.join(dir, 'tasks.md'), tasks);
-  execFileSync('git', ['add', '-A'], { cwd: box.repo, env: box.env });
-  execFileSync('git', ['commit', '-qm', 'spec kit feature'], { cwd: box.repo, env: box.env });
-}
-
-const answer = (text: string) => JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.001 });
-const tick = (id: string) => ({ file: TASKS_PATH, from: `- [ ] ${id}`, to: `- [X] ${id}` });
+const specKitProject = (box: Sandbox, tasks = TASKS): void => makeSpecKitProject(box, tasks);
 const toolResultWithToken = JSON.stringify({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: 'templates say: print <promise>COMPLETE</promise> when done', is_error: false }] } });
 
 describe('Spec Kit mode, end to end', () => {

@@ -1,19 +1,17 @@
 // Shared set-up for the fault-injection suite: projects for each mode, the raw-output agent, and the checks
 // every fault ends with (exit code, task source, lock, logs, no surviving agent process).
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { agentPids, pidAlive, waitFor, type Sandbox } from '../e2e/helpers.ts';
+import { FEATURE, TASKS_PATH, specKitProject as makeSpecKitProject } from '../e2e/projects.ts';
 
 export * from '../e2e/helpers.ts';
+export * from '../e2e/projects.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const RAW_AGENT = path.join(HERE, 'raw-agent.mjs');
-
-export const FEATURE = 'specs/001-demo';
-export const TASKS_PATH = `${FEATURE}/tasks.md`;
 
 export const TASKS = [
   '# Tasks: Demo',
@@ -34,24 +32,9 @@ export const TASKS = [
   '',
 ].join('\n');
 
-/** Commits the set-up with the test identity, even in a sandbox that has none for ralph. */
-export function commitAll(box: Sandbox, message: string): void {
-  const env = { ...box.env, GIT_AUTHOR_NAME: 'Ralph Test', GIT_AUTHOR_EMAIL: 'ralph@example.test', GIT_COMMITTER_NAME: 'Ralph Test', GIT_COMMITTER_EMAIL: 'ralph@example.test' };
-  execFileSync('git', ['add', '-A'], { cwd: box.repo, env });
-  execFileSync('git', ['commit', '-qm', message], { cwd: box.repo, env });
-}
-
-/** A committed Spec Kit project: specs/001-demo with spec, plan and tasks (branch 001-… picks it). */
+/** The fault suite's Spec Kit project (five tasks unless told otherwise). */
 export function specKitProject(box: Sandbox, tasks = TASKS): void {
-  const dir = path.join(box.repo, FEATURE);
-  mkdirSync(dir, { recursive: true });
-  mkdirSync(path.join(box.repo, '.specify', 'memory'), { recursive: true });
-  writeFileSync(path.join(box.repo, '.specify', 'memory', 'constitution.md'), '# Constitution\n');
-  writeFileSync(path.join(box.repo, '.specify', 'init-options.json'), '{"integration":"claude"}\n');
-  writeFileSync(path.join(dir, 'spec.md'), '# Spec: demo\n');
-  writeFileSync(path.join(dir, 'plan.md'), '# Plan: demo\n');
-  writeFileSync(path.join(dir, 'tasks.md'), tasks);
-  commitAll(box, 'spec kit feature');
+  makeSpecKitProject(box, tasks);
 }
 
 export const readTasks = (box: Sandbox): string => readFileSync(path.join(box.repo, TASKS_PATH), 'utf8');
@@ -59,42 +42,7 @@ export const progressTxt = (box: Sandbox): string => readFileSync(path.join(box.
 /** Iteration numbers of progress.txt's `## Iteration N - …` entries, in file order. */
 export const progressIterations = (text: string): number[] => [...text.matchAll(/^## Iteration (\d+) - /gm)].map((match) => Number(match[1]));
 
-/** A claude stream-json result line carrying `text` as the final answer. */
-export const answer = (text: string): string => JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.001 });
-/** An edit that ticks a Spec Kit task the way an agent does. */
-export const tick = (id: string) => ({ file: TASKS_PATH, from: `- [ ] ${id}`, to: `- [X] ${id}` });
-
-/** A PRD report answer in claude's result line. */
-export const report = (status = 'completed'): string =>
-  answer(`Done.\n\n## Ralph Report\nStatus: ${status}\nSummary: worked on the story\nChanges:\n- app.txt: changed\nQuality:\n- tests: pass\nLearnings:\n- none\nCommits:\n- none\n`);
-
-export const SNARK = {
-  project: 'Demo',
-  branchName: 'ralph/demo',
-  description: 'demo',
-  userStories: [
-    { id: 'US-001', title: 'First story', description: 'd', acceptanceCriteria: ['works'], priority: 1, passes: false, notes: '' },
-    { id: 'US-002', title: 'Second story', description: 'd', acceptanceCriteria: ['works'], priority: 2, passes: false, notes: '' },
-  ],
-};
-
-/** A committed prd.json project whose only gate always passes. */
-export function prdProject(box: Sandbox, prd: unknown = SNARK, gate = 'node -e "process.exit(0)"'): void {
-  writeFileSync(path.join(box.repo, 'prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
-  writeFileSync(path.join(box.repo, 'ralph.config.json'), JSON.stringify({ gate: [gate] }));
-  commitAll(box, 'prd');
-}
-
 export const readPrdJson = (box: Sandbox): { userStories: Array<Record<string, unknown>> } => JSON.parse(readFileSync(path.join(box.repo, 'prd.json'), 'utf8'));
-
-/** PRD history records (.rulebook-ralph/history/iteration-N.json), by iteration number. */
-export function prdHistory(box: Sandbox): Array<Record<string, unknown>> {
-  const dir = path.join(box.repo, '.rulebook-ralph', 'history');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .map((file) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Record<string, unknown>)
-    .sort((a, b) => Number(a.iterationNumber) - Number(b.iterationNumber));
-}
 
 export const lockPath = (box: Sandbox): string => path.join(box.repo, '.ralph.lock');
 
