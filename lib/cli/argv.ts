@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.ts';
-import { COMMANDS, OPTIONS, type CommandName, type OptionSpec } from './options.ts';
-import { convertValue, type OptionValue } from './values.ts';
+import { COMMANDS, OPTIONS, type CommandName, type OptionSpec } from '../config/options.ts';
+import { convertValue, type OptionValue } from '../config/values.ts';
 
 export interface ParsedArgv {
   command: CommandName;

@@ -1,4 +1,4 @@
-import { envName, OPTIONS, type OptionSpec } from './options.ts';
+import { envName, OPTIONS, type OptionSpec } from '../config/options.ts';
 
 const GROUP_ORDER: OptionSpec['group'][] = ['Run', 'Agent', 'Retries and limits', 'Spec Kit', 'PRD', 'Output', 'General'];
 

@@ -36,7 +36,7 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
       case 'status':
         return await (await import('./status.ts')).statusCommand(parsed, deps, signal);
       case 'report':
-        return await (await import('../report/index.ts')).reportCommand(parsed, deps);
+        return await (await import('./report.ts')).reportCommand(parsed, deps);
       case 'init':
         return await (await import('./init.ts')).initCommand(parsed, deps);
       default:

@@ -1,76 +1,22 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import dayjs from 'dayjs';
-import { getAgent } from '../agents/index.ts';
-import type { Agent } from '../agents/types.ts';
-import { readConfigFile, resolveConfig, type Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { errorMessage, InterruptedError, PrerequisiteError, RalphError } from '../errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
-import { excludeRalphFiles, Git } from '../git.ts';
+import { excludeRalphFiles } from '../git.ts';
 import { acquireLock, inspectLock, type HeldLock } from '../lock.ts';
 import { runLoop } from '../loop.ts';
 import { killActiveNow } from '../runner.ts';
-import { createSource, detectSource, noSourceError } from '../sources/index.ts';
-import type { TaskSource } from '../sources/types.ts';
 import { createView } from '../view/live.ts';
 import { stopOrphanedAgent } from '../agent-pid.ts';
-import { findOnPath } from '../which.ts';
 import { onForcedExit } from '../cleanup.ts';
 import { resolveGates, runGates } from '../gates.ts';
 import type { Task } from '../sources/types.ts';
 import type { ParsedArgv } from './argv.ts';
 import { printError } from './print-error.ts';
 import { printPlan } from './plan.ts';
-
-export interface Prepared {
-  root: string;
-  branch?: string;
-  config: Config;
-  source: TaskSource;
-  agent: Agent;
-  profile?: string;
-  git: Git;
-  problems: string[];
-  warnings: string[];
-  maxIterations: number;
-}
-
-/** Resolves config, source and agent, and checks every prerequisite, reporting all problems together. */
-export async function prepare(parsed: ParsedArgv, deps: Deps, warn: (message: string) => void): Promise<Prepared> {
-  const git = new Git(deps.cwd);
-  const gitRoot = await git.root();
-  const root = gitRoot ?? deps.cwd;
-  const config = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root), passthrough: parsed.passthrough });
-  const problems: string[] = [];
-  if (!gitRoot) problems.push(`not inside a git work tree (${deps.cwd}): run ralph from your project's repository`);
-  const branch = gitRoot ? await git.branch() : undefined;
-
-  const sourceName = config.source ?? await detectSource(root, { prd: config.extra.get('prd') as string | undefined });
-  if (!sourceName) throw noSourceError(root);
-  const source = await createSource(sourceName, { root, branch, config, deps, warn });
-
-  const defaults = source.agentDefaults?.() ?? {};
-  const agentName = config.extra.has('agent') ? config.agent : (defaults.agent ?? config.agent);
-  const agent = getAgent(agentName, config.customAgent);
-  const profile = config.agentProfile ?? (agentName === defaults.agent ? defaults.profile : undefined);
-  if (!findOnPath(agent.bin, deps.env)) {
-    problems.push(`agent CLI '${agent.bin}' not found on PATH: install it or choose another with --agent`);
-  }
-  if (sourceName === 'beads' && !findOnPath('bd', deps.env)) {
-    problems.push("'bd' (beads) not found on PATH: install beads (npm i -g @beads/bd) or choose another --source");
-  } else {
-    problems.push(...(await source.check()));
-  }
-  // A commit that fails after the agent's work would leave the task marked done but uncommitted: check first.
-  const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
-  const identity = gitRoot && commitOn ? await git.identityProblem() : undefined;
-  if (identity) {
-    problems.push(`no git identity to commit with (${identity}): set one with git config user.name "Your Name" and git config user.email you@example.com, or pass --no-commit`);
-  }
-  const maxIterations = config.maxIterations ?? source.defaultMaxIterations;
-  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations };
-}
+import { prepare, type Prepared } from '../session/prepare.ts';
 
 function sessionIdFor(now: number): string {
   return dayjs(now).format('YYYYMMDD-HHmmss');

@@ -1,13 +1,9 @@
 // Session reports: the summary saved as .ralph/sessions/<id>.json, rendered to .ralph/reports/<id>.md and .html.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ParsedArgv } from '../cli/argv.ts';
-import { readConfigFile, resolveConfig } from '../config.ts';
-import type { Deps } from '../deps.ts';
 import { RalphError } from '../errors.ts';
 import type { RunSummary } from '../events.ts';
 import { writeFileAtomic } from '../fs-atomic.ts';
-import { Git } from '../git.ts';
 import { renderHtmlReport } from './html.ts';
 import { renderMarkdownReport } from './markdown.ts';
 
@@ -76,16 +72,4 @@ export function resolveSession(root: string, requested: string | undefined): str
   throw new RalphError(`unknown session ${JSON.stringify(requested)}: known sessions (newest first): ${shown.join(', ')}${known.length > shown.length ? `, … (${known.length} in all)` : ''}`, {
     hint: "run 'ralph report' without a session for the latest one",
   });
-}
-
-/** `ralph report [session]`: regenerates a session's reports and prints their paths (or JSON). */
-export async function reportCommand(parsed: ParsedArgv, deps: Deps): Promise<number> {
-  if (parsed.positionals.length > 1) throw new RalphError(`ralph report takes at most one session, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`);
-  const root = (await new Git(deps.cwd).root()) ?? deps.cwd;
-  const json = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root) }).json;
-  const sessionId = resolveSession(root, parsed.positionals[0]);
-  const paths = renderReports(root, loadSession(root, sessionId));
-  if (json) deps.stdout.write(`${JSON.stringify({ ...paths, sessionId })}\n`);
-  else deps.stdout.write(`${paths.markdown}\n${paths.html}\n`);
-  return 0;
 }

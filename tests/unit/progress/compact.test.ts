@@ -17,7 +17,7 @@ import {
 } from '../../../lib/sources/prd/progress.ts';
 import { ENTRY_HEADING, iterationEntry, lastIterationNumber, progressHeader, sessionHeader } from '../../../lib/sources/speckit/progress.ts';
 import { createSpeckitSource } from '../../../lib/sources/speckit/index.ts';
-import type { OptionValue } from '../../../lib/cli/values.ts';
+import type { OptionValue } from '../../../lib/config/values.ts';
 import { fakeDeps } from '../sources/prd/helpers.ts';
 import { copyFixture, info as speckitInfo, makeContext, result as speckitResult } from '../sources/speckit/helpers.ts';
 

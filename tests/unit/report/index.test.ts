@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
 import type { Deps } from '../../../lib/deps.ts';
 import { RalphError } from '../../../lib/errors.ts';
-import { listSessions, reportCommand, writeReports } from '../../../lib/report/index.ts';
+import { listSessions, writeReports } from '../../../lib/report/index.ts';
+import { reportCommand } from '../../../lib/cli/report.ts';
 import { sampleSummary } from './fixture.ts';
 
 let root: string;

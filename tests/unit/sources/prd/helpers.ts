@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig, type Config } from '../../../../lib/config.ts';
 import type { Deps, ExecOptions, ExecResult } from '../../../../lib/deps.ts';
-import type { OptionValue } from '../../../../lib/cli/values.ts';
+import type { OptionValue } from '../../../../lib/config/values.ts';
 
 export const FIXTURES = fileURLToPath(new URL('../../../fixtures/prd/', import.meta.url));
 

@@ -8,7 +8,7 @@ import { progressContext } from '../../../../lib/sources/prd/progress.ts';
 import { createPrdSource, detectPrd, MAX_ATTEMPTS } from '../../../../lib/sources/prd/source.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../../../../lib/sources/types.ts';
 import { copyFixture, FIXTURES, fakeDeps, makeConfig, tempDir, type FakeDeps } from './helpers.ts';
-import type { OptionValue } from '../../../../lib/cli/values.ts';
+import type { OptionValue } from '../../../../lib/config/values.ts';
 
 interface Harness {
   root: string;
