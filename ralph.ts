@@ -1,7 +1,7 @@
 #!/usr/bin/env -S npx tsx
 // Entry point: parse argv, run, set the exit code. Signals become one abort; a second Ctrl+C forces.
 import { main } from './lib/cli/main.ts';
-import { runForcedExitCleanups } from './lib/cleanup.ts';
+import { runForcedExitCleanups } from './lib/process/cleanup.ts';
 
 const controller = new AbortController();
 let signals = 0;

@@ -7,7 +7,7 @@ import { constants } from 'node:os';
 import path from 'node:path';
 import type { Config } from './config.ts';
 import { abortError } from './errors.ts';
-import { descendants, groupAlive, signalTree } from './process-tree.ts';
+import { descendants, groupAlive, signalTree } from './process/process-tree.ts';
 
 /** One gate to run: a short name for reports and the shell command. */
 export interface GateCommand {

@@ -1,6 +1,6 @@
 import type { Output } from './deps.ts';
 import { oneLine } from './agents/common.ts';
-import { runProcess } from './runner.ts';
+import { runProcess } from './process/runner.ts';
 
 /** What the on-exit hook learns about the run. */
 export interface ExitHookEnv {

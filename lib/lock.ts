@@ -3,7 +3,7 @@ import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { RalphError } from './errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
-import { processAlive } from './process-tree.ts';
+import { processAlive } from './process/process-tree.ts';
 
 export const LOCK_FILE = '.ralph.lock';
 /** proper-lockfile's own lock directory, beside the human-readable `.ralph.lock`. */

@@ -13,10 +13,10 @@ import type { EventBus, IterationRecord, RunStatus, RunSummary } from './events.
 import type { Git } from './git.ts';
 import type { GateResult } from './gates.ts';
 import { backoffDelays, retry } from './retry.ts';
-import { runProcess, type ProcessResult } from './runner.ts';
+import { runProcess, type ProcessResult } from './process/runner.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from './sources/types.ts';
 import { formatDuration } from './duration.ts';
-import { clearAgent, recordAgent } from './agent-pid.ts';
+import { clearAgent, recordAgent } from './process/agent-pid.ts';
 
 export interface LoopContext {
   root: string;

@@ -1,4 +1,4 @@
-import type { Command, ProcessResult } from '../runner.ts';
+import type { Command, ProcessResult } from '../process/runner.ts';
 import { parseClaudeLine } from './claude.ts';
 import { asString, endedWithoutResult, NESTED_SESSION_ENV, parseJsonObject } from './common.ts';
 import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from './types.ts';

@@ -1,7 +1,7 @@
-import type { Command } from '../runner.ts';
+import type { Command } from '../process/runner.ts';
 import { asNumber, asRecord, asString, NESTED_SESSION_ENV, parseJsonObject, summarizeInput } from './common.ts';
 import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from './types.ts';
-import type { ProcessResult } from '../runner.ts';
+import type { ProcessResult } from '../process/runner.ts';
 
 /** Reads one line of `claude -p --output-format stream-json --verbose`. */
 export function parseClaudeLine(line: string): AgentEvent[] {

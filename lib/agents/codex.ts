@@ -1,4 +1,4 @@
-import type { Command, ProcessResult } from '../runner.ts';
+import type { Command, ProcessResult } from '../process/runner.ts';
 import { asNumber, asRecord, asString, endedWithoutResult, NESTED_SESSION_ENV, oneLine, parseJsonObject } from './common.ts';
 import { failureText } from './transcript.ts';
 import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from './types.ts';

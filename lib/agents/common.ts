@@ -1,4 +1,4 @@
-import type { ProcessResult } from '../runner.ts';
+import type { ProcessResult } from '../process/runner.ts';
 import type { Classification, Transcript } from './types.ts';
 
 /** Variables that make an agent CLI behave differently when ralph itself runs inside an agent session. */

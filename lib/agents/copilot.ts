@@ -1,4 +1,4 @@
-import type { Command, ProcessResult } from '../runner.ts';
+import type { Command, ProcessResult } from '../process/runner.ts';
 import {
   asNumber,
   asRecord,

@@ -1,4 +1,4 @@
-import type { Command, ProcessResult } from '../runner.ts';
+import type { Command, ProcessResult } from '../process/runner.ts';
 import { parseClaudeLine } from './claude.ts';
 import { asRecord, asString, endedWithoutResult, NESTED_SESSION_ENV, oneLine, parseJsonObject, promptFitsArgv, summarizeInput } from './common.ts';
 import { failureText } from './transcript.ts';

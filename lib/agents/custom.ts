@@ -1,5 +1,5 @@
 import { RalphError } from '../errors.ts';
-import type { Command, ProcessResult } from '../runner.ts';
+import type { Command, ProcessResult } from '../process/runner.ts';
 import { claude, parseClaudeLine } from './claude.ts';
 import { NESTED_SESSION_ENV } from './common.ts';
 import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from './types.ts';

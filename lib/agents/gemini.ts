@@ -1,5 +1,5 @@
 import { isUsageLimitText } from '../limits.ts';
-import type { Command, ProcessResult } from '../runner.ts';
+import type { Command, ProcessResult } from '../process/runner.ts';
 import { asNumber, asRecord, asString, endedWithoutResult, NESTED_SESSION_ENV, parseJsonObject, promptFitsArgv, summarizeInput } from './common.ts';
 import { failureText } from './transcript.ts';
 import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from './types.ts';

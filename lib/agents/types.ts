@@ -1,4 +1,4 @@
-import type { Command, ProcessResult } from '../runner.ts';
+import type { Command, ProcessResult } from '../process/runner.ts';
 
 /** The one event stream every adapter produces; the loop, view and logs see only these. */
 export type AgentEvent =

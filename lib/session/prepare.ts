@@ -7,7 +7,7 @@ import type { Deps } from '../deps.ts';
 import { Git } from '../git.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
-import { findOnPath } from '../which.ts';
+import { findOnPath } from '../process/which.ts';
 
 export interface Prepared {
   root: string;

@@ -5,7 +5,7 @@ import { describe, it, expect } from 'vitest';
 import { resolveConfig } from '../../lib/config.ts';
 import { InterruptedError } from '../../lib/errors.ts';
 import { detectGates, failureLine, formatGateResults, gateName, OUTPUT_TAIL_BYTES, resolveGates, runGates, type GateResult } from '../../lib/gates.ts';
-import { processAlive } from '../../lib/process-tree.ts';
+import { processAlive } from '../../lib/process/process-tree.ts';
 
 const NODE = JSON.stringify(process.execPath);
 const node = (code: string): string => `${NODE} -e ${JSON.stringify(code)}`;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { classifyRun } from '../../../lib/agents/classify.ts';
 import { finalAnswer, newTranscript, record } from '../../../lib/agents/transcript.ts';
 import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from '../../../lib/agents/types.ts';
-import type { ProcessResult } from '../../../lib/runner.ts';
+import type { ProcessResult } from '../../../lib/process/runner.ts';
 
 const RECORDINGS = new URL('../../fixtures/recordings/', import.meta.url);
 

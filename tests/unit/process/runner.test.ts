@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runProcess, type RunOptions } from '../../lib/runner.ts';
+import { runProcess, type RunOptions } from '../../../lib/process/runner.ts';
 
 const node = process.execPath;
 const temp = () => mkdtempSync(path.join(os.tmpdir(), 'ralph-runner-'));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter } from '../../lib/line-splitter.ts';
+import { LineSplitter } from '../../../lib/process/line-splitter.ts';
 
 const split = (chunks: Buffer[], max?: number) => {
   const lines: string[] = [];
