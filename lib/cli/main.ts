@@ -3,7 +3,7 @@ import { realDeps, type Deps } from '../deps.ts';
 import { RalphError } from '../errors.ts';
 import { parseArgv, type ParsedArgv } from './argv.ts';
 import { helpText } from './help.ts';
-import { printError } from './print-error.ts';
+import { printError } from '../view/print-error.ts';
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -1,7 +1,7 @@
 // Preparing a run: config, source, agent and every prerequisite, checked before anything changes.
 import { getAgent } from '../agents/index.ts';
 import type { Agent } from '../agents/types.ts';
-import type { ParsedArgv } from '../cli/argv.ts';
+import type { OptionValue } from '../config/values.ts';
 import { readConfigFile, resolveConfig, type Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { Git } from '../git.ts';
@@ -22,8 +22,14 @@ export interface Prepared {
   maxIterations: number;
 }
 
+/** What the command line gave: option values by name and the arguments after `--`. */
+export interface CommandLine {
+  flags: Map<string, OptionValue>;
+  passthrough: string[];
+}
+
 /** Resolves config, source and agent, and checks every prerequisite, reporting all problems together. */
-export async function prepare(parsed: ParsedArgv, deps: Deps, warn: (message: string) => void): Promise<Prepared> {
+export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: string) => void): Promise<Prepared> {
   const git = new Git(deps.cwd);
   const gitRoot = await git.root();
   const root = gitRoot ?? deps.cwd;

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import type { LockState } from '../lock.ts';
-import type { Prepared } from '../session/prepare.ts';
+import type { Prepared } from './prepare.ts';
 
 /** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
 export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {

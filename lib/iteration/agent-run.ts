@@ -1,0 +1,139 @@
+// One agent run for one iteration: the process, its events, and what ralph does about failures
+// (backoff on transient ones, a sleep until the reset on usage limits, a stop on setup errors).
+import dayjs from 'dayjs';
+import { classifyRun } from '../agents/classify.ts';
+import { newTranscript, record } from '../agents/transcript.ts';
+import type { Agent, AgentRequest, Classification, Transcript } from '../agents/types.ts';
+import type { Config } from '../config.ts';
+import type { Deps } from '../deps.ts';
+import { abortError, RalphError } from '../errors.ts';
+import type { EventBus } from '../events.ts';
+import { formatDuration } from '../duration.ts';
+import type { UsageWait } from './usage-wait.ts';
+import { backoffDelays, retry } from '../retry.ts';
+import { runProcess, type Command, type ProcessResult } from '../process/runner.ts';
+import { clearAgent, recordAgent } from '../process/agent-pid.ts';
+
+/** What one agent run of an iteration needs to know. */
+export interface AgentRunContext {
+  /** The repository root ralph's own files live in (.ralph/agent.pid). */
+  root: string;
+  /** Where the agent works: the repository, or a worker's worktree. */
+  cwd: string;
+  config: Config;
+  deps: Deps;
+  agent: Agent;
+  profile?: string;
+  bus: EventBus;
+  signal: AbortSignal;
+  /** The log files' path without extension, e.g. `.ralph/logs/<session>/iteration-3`. */
+  logBase: string;
+  /** Extra environment for the agent (the source's, the worker's). */
+  env?: Record<string, string | undefined>;
+  /** Called before a retry or after a usage-limit wait, so the source can put the task back in play. */
+  reclaim?: () => Promise<void>;
+  /** The session's usage-limit wait, shared by every worker: one wait pauses them all. */
+  usageWait: UsageWait;
+  /** Wraps the agent's command (a sandbox); identity when absent. */
+  wrap?: (command: Command) => Command;
+}
+
+export interface AgentRun {
+  classification: Classification;
+  transcript: Transcript;
+  process: ProcessResult;
+  attempts: number;
+  /** True when every attempt failed. */
+  exhausted: boolean;
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Usage-limit waits get a small margin past the announced reset. */
+export function usageWaitMs(resetAt: number, now: number): number {
+  const wait = Math.max(0, resetAt - now);
+  return Math.round(wait + Math.min(30_000, wait * 0.05) + 1000);
+}
+
+/** Runs the agent once for an iteration, retrying transient failures and sleeping through usage limits. */
+export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: string): Promise<AgentRun> {
+  const { config, deps, agent, bus } = ctx;
+  const request: AgentRequest = { prompt, model: config.model, profile: ctx.profile, extraArgs: config.extraArgs, cwd: ctx.cwd };
+  const base = agent.command(request);
+  const command = (ctx.wrap ?? ((same: Command) => same))({ ...base, env: { ...base.env, ...ctx.env } });
+  let waits = 0;
+  let lastWaitReason = '';
+  let costUsd = 0;
+  let inputTokens = 0;
+  let outputTokens = 0;
+
+  const outcome = await retry<{ classification: Classification; transcript: Transcript; process: ProcessResult }>({
+    attempts: config.retries,
+    delays: backoffDelays({ baseMs: config.retryDelay, maxMs: config.retryMaxDelay, random: deps.random }),
+    signal: ctx.signal,
+    sleep: (ms, signal) => deps.sleep(ms, signal),
+    onRetry: ({ attempt, delayMs }) => {
+      bus.emit({ type: 'backoff', iteration, attempt, delayMs, until: deps.now() + delayMs, reason: 'transient failure' });
+    },
+    // Every worker joins the session's one wait; it announces each new reset time once.
+    waitSleep: (ms, signal) => ctx.usageWait.wait({ until: deps.now() + ms, iteration, reason: lastWaitReason, signal }),
+    attempt: async (attempt) => {
+      if (attempt > 1 || waits > 0) await ctx.reclaim?.();
+      const transcript = newTranscript();
+      const process = await runProcess(command, {
+        cwd: ctx.cwd,
+        baseEnv: deps.env,
+        timeoutMs: config.timeout,
+        idleTimeoutMs: config.idleTimeout,
+        graceMs: config.killGrace,
+        signal: ctx.signal,
+        stdoutLog: `${ctx.logBase}.jsonl`,
+        stderrLog: `${ctx.logBase}.stderr.log`,
+        onSpawn: (pid) => recordAgent(ctx.root, pid),
+        onLine: (line, stream) => {
+          if (stream === 'stderr') {
+            record(transcript, { kind: 'other', text: line });
+            return;
+          }
+          for (const event of agent.parseLine(line)) {
+            record(transcript, event);
+            bus.emit({ type: 'agent', iteration, event });
+          }
+        },
+      });
+      clearAgent(ctx.root);
+      costUsd += transcript.costUsd;
+      inputTokens += transcript.inputTokens;
+      outputTokens += transcript.outputTokens;
+      if (ctx.signal.aborted) throw abortError(ctx.signal);
+      const classification = classifyRun(agent, transcript, process, deps.now(), waits);
+      const value = { classification, transcript, process };
+      switch (classification.kind) {
+        case 'ok':
+        case 'timeout':
+          if (classification.kind === 'timeout') bus.emit({ type: 'attempt_failed', iteration, attempt, kind: 'timeout', reason: classification.reason });
+          return { kind: 'done', value };
+        case 'fatal':
+          throw new RalphError(`agent setup error: ${classification.reason}`, { hint: classification.hint });
+        case 'usage_limit': {
+          const resetAt = classification.resetAt ?? deps.now();
+          const ms = usageWaitMs(resetAt, deps.now());
+          if (ms > config.maxWait) {
+            throw new RalphError(`usage limit resets at ${dayjs(resetAt).format('YYYY-MM-DD HH:mm:ss')}, ${formatDuration(ms)} from now, longer than --max-wait ${formatDuration(config.maxWait)}: ${classification.reason}`, {
+              hint: 'start ralph again after the reset, or raise --max-wait',
+            });
+          }
+          waits += 1;
+          bus.emit({ type: 'attempt_failed', iteration, attempt, kind: 'usage_limit', reason: classification.reason });
+          lastWaitReason = classification.reason;
+          return { kind: 'wait', ms, reason: classification.reason, value };
+        }
+        case 'transient':
+          bus.emit({ type: 'attempt_failed', iteration, attempt, kind: 'transient', reason: classification.reason });
+          return { kind: 'retry', reason: classification.reason, value };
+      }
+    },
+  });
+  return { ...outcome.value, attempts: outcome.attempts, exhausted: outcome.exhausted, costUsd, inputTokens, outputTokens };
+}

@@ -1,0 +1,57 @@
+// One wait for a usage-limit reset per session: every worker that hits the limit joins it, and a later
+// reset announced meanwhile extends it. Long waits say now and then how long is left.
+import type { Deps } from '../deps.ts';
+import { formatDuration } from '../duration.ts';
+import type { EventBus } from '../events.ts';
+
+export interface UsageWaitRequest {
+  /** When the limit resets (epoch ms, margin included). */
+  until: number;
+  iteration: number;
+  reason: string;
+  signal: AbortSignal;
+}
+
+export interface UsageWait {
+  /** Resolves once the session's current reset time (this one or a later one) has passed. */
+  wait(request: UsageWaitRequest): Promise<void>;
+  /** The reset being waited for, when a wait is going on. */
+  readonly until: number | undefined;
+}
+
+const COUNTDOWN_EVERY_MS = 10 * 60_000;
+
+export function createUsageWait(deps: Pick<Deps, 'now' | 'sleep'>, bus: EventBus): UsageWait {
+  let target = 0;
+  let running: Promise<void> | undefined;
+
+  const sleepUntilTarget = async (signal: AbortSignal): Promise<void> => {
+    try {
+      for (let left = target - deps.now(); left > 0; left = target - deps.now()) {
+        await deps.sleep(Math.min(left, COUNTDOWN_EVERY_MS), signal);
+        const remaining = target - deps.now();
+        if (remaining > 1000) bus.emit({ type: 'info', message: `still waiting for the usage limit to reset: ${formatDuration(remaining)} left` });
+      }
+    } finally {
+      running = undefined;
+    }
+  };
+
+  return {
+    get until() {
+      return running ? target : undefined;
+    },
+    async wait(request) {
+      const announce = (): void => bus.emit({ type: 'usage_wait', iteration: request.iteration, until: target, reason: request.reason });
+      if (!running) {
+        target = request.until;
+        announce();
+        running = sleepUntilTarget(request.signal);
+      } else if (request.until > target) {
+        target = request.until;
+        announce();
+      }
+      await running;
+    },
+  };
+}

@@ -1,0 +1,170 @@
+// A session: everything one `ralph run` does around its loop. It owns the lock, recovery of an interrupted
+// run, the state sinks, the summary and the report; the loop (./loop.ts) owns the iterations.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { stopOrphanedAgent } from '../process/agent-pid.ts';
+import { onForcedExit } from '../process/cleanup.ts';
+import type { Deps } from '../deps.ts';
+import { errorMessage, InterruptedError, PrerequisiteError, RalphError } from '../errors.ts';
+import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
+import { resolveGates, runGates } from '../gates.ts';
+import { excludeRalphFiles } from '../git.ts';
+import { createUsageWait } from '../iteration/usage-wait.ts';
+import { acquireLock, inspectLock, type HeldLock } from '../lock.ts';
+import { killActiveNow } from '../process/runner.ts';
+import type { Task } from '../sources/types.ts';
+import { createView } from '../view/live.ts';
+import { printError } from '../view/print-error.ts';
+import { printPlan } from './plan.ts';
+import { runLoop } from './loop.ts';
+import { prepare, type CommandLine, type Prepared } from './prepare.ts';
+import dayjs from 'dayjs';
+
+function sessionIdFor(now: number): string {
+  return dayjs(now).format('YYYYMMDD-HHmmss');
+}
+
+/** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
+export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortSignal): Promise<number> {
+  const startedAt = deps.now();
+  const bus = new EventBus(() => deps.now());
+  const flags = parsed.flags;
+  const view = createView({ out: deps.stderr, env: deps.env, quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true, now: () => deps.now() });
+  bus.add(view);
+  const warn = (message: string): void => bus.emit({ type: 'warning', message });
+  const records: IterationRecord[] = [];
+  let lock: HeldLock | undefined;
+  let prepared: Prepared | undefined;
+  let json = flags.get('json') === true;
+  const sessionId = sessionIdFor(startedAt);
+
+  const summarize = (status: RunSummary['status'], exitCode: number, message: string, partial?: Partial<RunSummary>): RunSummary => {
+    const endedAt = deps.now();
+    return {
+      status,
+      exitCode,
+      message,
+      sessionId,
+      source: prepared?.source.name ?? 'unknown',
+      agent: prepared?.agent.name ?? 'unknown',
+      iterations: records.length,
+      tasksCompleted: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
+      tasksRemaining: 0,
+      startedAt: new Date(startedAt).toISOString(),
+      endedAt: new Date(endedAt).toISOString(),
+      durationMs: endedAt - startedAt,
+      costUsd: records.reduce((sum, item) => sum + item.costUsd, 0),
+      records,
+      ...partial,
+      success: exitCode === 0,
+      completedCount: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
+      failedCount: records.filter((item) => item.outcome === 'fail').length,
+    };
+  };
+
+  let summary: RunSummary;
+  let finished = false;
+  try {
+    prepared = await prepare(parsed, deps, warn);
+    json = prepared.config.json;
+    const { config, source, root } = prepared;
+    if (config.dryRun) {
+      const lockState = inspectLock(root, deps.now());
+      finished = true;
+      return await printPlan(prepared, lockState, deps);
+    }
+    if (prepared.problems.length > 0) throw new PrerequisiteError(prepared.problems);
+    if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
+    if (source.name === 'speckit' && (await prepared.git.isDirty().catch(() => false))) {
+      warn('git has uncommitted changes: the agent will start from them and may commit them with its story');
+    }
+
+    lock = await acquireLock({
+      root,
+      branch: prepared.branch ?? '(detached)',
+      now: new Date(startedAt),
+      warn,
+      onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
+    });
+    const held = lock;
+    for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
+    await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
+    const dropForced = onForcedExit(() => {
+      killActiveNow();
+      held.releaseSync();
+    });
+    try {
+      // An agent a kill -9'd run left behind would edit the repo beside ours: stop it before recovery reads the state.
+      const orphan = await stopOrphanedAgent(root, config.killGrace);
+      if (orphan) warn(orphan);
+      for (const message of await source.recover()) warn(message);
+      const logDir = path.join(root, '.ralph', 'logs', sessionId);
+      mkdirSync(logDir, { recursive: true });
+      // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
+      writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n');
+      bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir });
+      const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
+      const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
+      const git = prepared.git;
+      const result = await runLoop({
+        usageWait: createUsageWait(deps, bus),
+        gates: gateCommands.length > 0 ? () => runGates(gateCommands, { cwd: root, signal, timeoutMs: config.timeout, graceMs: config.killGrace }) : undefined,
+        commit: commitOn
+          ? (task: Task, iteration: number) => git.commitAll(`ralph: ${task.id} ${task.title}`, { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id })
+          : undefined,
+        root,
+        config,
+        deps,
+        source,
+        agent: prepared.agent,
+        profile: prepared.profile,
+        git: prepared.git,
+        bus,
+        signal,
+        sessionId,
+        logDir,
+        maxIterations: prepared.maxIterations,
+        records,
+      });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, costUsd: result.costUsd });
+      finished = true;
+    } finally {
+      dropForced();
+    }
+  } catch (error) {
+    if (error instanceof InterruptedError) {
+      const remaining = await prepared?.source.snapshot().then((snapshot) => snapshot.remaining.length).catch(() => 0);
+      summary = summarize('interrupted', error.exitCode, `interrupted by ${error.signal}; the agent was stopped`, { tasksRemaining: remaining ?? 0 });
+    } else {
+      if (!(error instanceof RalphError)) throw error;
+      view.clear?.();
+      printError(deps, error);
+      summary = summarize('failed', error.exitCode, error.message.split('\n')[0] ?? 'failed');
+      if (error instanceof PrerequisiteError) summary.message = `${error.problems.length} prerequisite(s) failed`;
+    }
+    finished = true;
+  } finally {
+    // Normally the lock goes after the final state is on disk (below); an unexpected error must not keep it.
+    if (!finished) await lock?.release();
+  }
+  let report = '';
+  if (lock && prepared) {
+    try {
+      const reports = (await import('../report/index.ts')).writeReports(prepared.root, summary);
+      report = reports.markdown;
+      bus.emit({ type: 'info', message: `report: ${reports.markdown} (HTML: ${reports.html})` });
+    } catch (error) {
+      warn(`could not write the session report: ${errorMessage(error)}`);
+    }
+  }
+  bus.emit({ type: 'session_end', summary });
+  await bus.close();
+  await lock?.release();
+  if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
+  const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
+  if (onExit) {
+    await (await import('../hooks.ts')).runOnExitHook(onExit, { RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId }, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
+  }
+  return summary.exitCode;
+}
+
