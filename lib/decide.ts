@@ -8,9 +8,12 @@ export type NextStep =
   | { kind: 'limit'; why: 'iterations' | 'cost' }
   | { kind: 'run' };
 
-/** What the loop does next, from the source's snapshot and the budgets. */
+/**
+ * What the loop does next, from the source's snapshot and the budgets. Complete only when nothing is left:
+ * a task set aside after repeated failures is still open work, so it ends the run as stuck, never complete.
+ */
 export function decideNext(snapshot: Snapshot, done: { iterations: number; costUsd: number }, limits: { maxIterations: number; maxCost?: number }): NextStep {
-  if (snapshot.remaining.length === 0) return { kind: 'complete' };
+  if (snapshot.remaining.length === 0 && (snapshot.skipped?.length ?? 0) === 0) return { kind: 'complete' };
   if (snapshot.ready.length === 0) return { kind: 'stuck' };
   if (done.iterations >= limits.maxIterations) return { kind: 'limit', why: 'iterations' };
   if (limits.maxCost !== undefined && done.costUsd >= limits.maxCost) return { kind: 'limit', why: 'cost' };

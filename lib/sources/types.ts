@@ -18,7 +18,7 @@ export interface Snapshot {
   ready: Task[];
   remaining: Task[];
   done: Task[];
-  /** Tasks the source set aside (e.g. skipped after repeated failures); they do not block completion. */
+  /** Tasks the source set aside (e.g. skipped after repeated failures): never ready, and still open, so the run cannot complete while any is listed. */
   skipped?: Task[];
 }
 

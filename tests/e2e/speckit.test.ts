@@ -79,7 +79,7 @@ describe('Spec Kit mode, end to end', () => {
     expect(records).toHaveLength(3);
   });
 
-  it('skips a task that fails three iterations in a row and finishes the rest', async () => {
+  it('skips a task that fails three iterations in a row, finishes the rest, and does not call that complete', async () => {
     sandbox = makeSandbox();
     specKitProject(sandbox, TASKS.replace('(depends on T002)', ''));
     scenario(sandbox, [
@@ -90,11 +90,12 @@ describe('Spec Kit mode, end to end', () => {
       { edit: [tick('T004')], lines: [answer('Did T004.')] },
     ]);
     const result = await runRalph(sandbox, ['--json', ...FAST]);
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toMatch(/warning: .*T002.*skip/i);
     const summary = JSON.parse(result.stdout);
     expect(summary.records.map((r: { taskId: string; outcome: string }) => `${r.taskId}:${r.outcome}`)).toEqual(['T002:no_change', 'T002:no_change', 'T002:no_change', 'T003:pass', 'T004:pass']);
-    expect(summary.message).toMatch(/skipped: T002/);
+    expect(summary).toMatchObject({ status: 'failed', exitCode: 1 });
+    expect(summary.message).toMatch(/1 task was skipped after failing iteration after iteration and is still open, so the feature is not complete:\n  T002 /);
     expect(readFileSync(path.join(sandbox.repo, FEATURE, 'progress.txt'), 'utf8')).toMatch(/⏭️ Skipped|❌ Failed/);
     expect(agentCalls(sandbox)[3]!.stdin).toMatch(/T002/);
   });
@@ -137,5 +138,38 @@ describe('Spec Kit mode, end to end', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/warning: .*checklist/i);
     expect(result.stderr).toMatch(/warning: git has uncommitted changes/);
+  });
+
+  it('does not end with exit 0 while T102.1 is open under a ticked T102, and ends once it is ticked', async () => {
+    sandbox = makeSandbox();
+    const tasks = ['# Tasks: Mail', '', '## Phase 1: Setup', '', '- [X] T101 Create the mail module in src/mail/', '- [X] T102 Send invoices by mail in src/mail/send.ts', '  - [ ] T102.1 Queue the mails in src/mail/queue.ts', ''].join('\n');
+    specKitProject(sandbox, tasks);
+    const plan = await runRalph(sandbox, ['--dry-run']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('tasks: 2 done, 1 remaining, 1 ready');
+    expect(plan.stdout).toContain('1. T102.1 Queue the mails in src/mail/queue.ts');
+    // The agent first claims completion without ticking anything, then ticks the nested line.
+    scenario(sandbox, [
+      { lines: [answer('Everything is done.\n<promise>COMPLETE</promise>')] },
+      { edit: [{ file: TASKS_PATH, from: '  - [ ] T102.1', to: '  - [X] T102.1' }], lines: [answer('Queued the mails.')] },
+    ]);
+    const limited = await runRalph(sandbox, ['--max-iterations', '1', '--json', ...FAST]);
+    expect(limited.code, limited.stderr).toBe(2);
+    expect(JSON.parse(limited.stdout)).toMatchObject({ status: 'limit_reached', tasksRemaining: 1 });
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.records.map((r: { taskId: string; outcome: string; tasksDone: string[] }) => [r.taskId, r.outcome, r.tasksDone])).toEqual([['T102.1', 'pass', ['T102.1']]]);
+    expect(agentCalls(sandbox)[0]!.stdin).toContain('T102.1 Queue the mails in src/mail/queue.ts');
+  });
+
+  it('stops with exit 1, naming the line, when an open task line sits outside the phases', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox, TASKS.replaceAll('- [ ] T00', '- [x] T00').replace('## Notes\n', '## Notes\n\n- [ ] T998 Publish the release notes\n'));
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/specs\/001-demo\/tasks\.md:\d+: - \[ \] T998 Publish the release notes: it sits under "Notes"/);
+    expect(result.stderr).not.toMatch(/complete: all tasks/);
+    expect(agentCalls(sandbox)).toHaveLength(0);
   });
 });

@@ -13,6 +13,8 @@ describe('decideNext', () => {
     ['stuck when work remains but none is ready', snap([], ['a']), 0, { kind: 'stuck' }],
     ['limit after max iterations', snap(['a'], ['a']), 3, { kind: 'limit', why: 'iterations' }],
     ['run otherwise', snap(['a'], ['a', 'b']), 2, { kind: 'run' }],
+    ['stuck, not complete, when only skipped tasks are left', { ...snap([], [], ['a']), skipped: [task('b', 'skipped')] }, 0, { kind: 'stuck' }],
+    ['runs the others while a task is skipped', { ...snap(['c'], ['c'], ['a']), skipped: [task('b', 'skipped')] }, 0, { kind: 'run' }],
   ])('%s', (_name, snapshot, iterations, expected) => {
     expect(decideNext(snapshot, { iterations, costUsd: 0 }, limits)).toEqual(expected);
   });

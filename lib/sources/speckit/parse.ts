@@ -1,26 +1,24 @@
 // Reads a Spec Kit tasks.md into tasks and the phases that hold them. Pure: text in, data out.
+//
+// Every line that looks like a task checkbox outside fenced code is accounted for: it is a task, or a
+// "stray" line the feature cannot complete past while it is open (an id ralph cannot read, a mark it
+// cannot interpret, a task written outside the phases). Repeated ids follow the rule in repeats.ts.
+import { dependenciesOf } from './dependencies.ts';
+import { newGroup } from './groups.ts';
+import { assembleTasks, type Candidate } from './repeats.ts';
+import { readCheckbox, readTaskLine, type BoxState } from './task-line.ts';
 
-/** A user story named by a phase heading such as `Phase 3: User Story 1 - Sign in (Priority: P1) 🎯 MVP`. */
-export interface StoryInfo {
-  id: string;
-  title: string;
-  /** `P1`, `P2`, … when the heading gives one. */
-  priority?: string;
-  mvp: boolean;
-}
+export { dependenciesOf } from './dependencies.ts';
+export { newGroup, priorityNumber } from './groups.ts';
 
-/** One `##` section that holds tasks: a phase, a user story or any other non-prose heading. */
-export interface TaskGroup {
-  index: number;
-  heading: string;
-  /** `1`, `2`, `N`, … from `Phase 1:`. */
-  phase?: string;
-  story?: StoryInfo;
-  line: number;
-}
+export type { StoryInfo, TaskGroup } from './groups.ts';
+import type { TaskGroup } from './groups.ts';
 
 export interface SpeckitTask {
+  /** The id ralph uses: the written id, or `T003#2` for the second task written as T003. */
   id: string;
+  /** The id as tasks.md writes it: `T003`, `T104A`, `T102.1`. */
+  writtenId: string;
   /** The description after the markers, e.g. `Create User model in src/models/user.py`. */
   title: string;
   /** The task as written after the checkbox, markers included: `T012 [P] [US1] Create …`. */
@@ -36,6 +34,17 @@ export interface SpeckitTask {
   dependsOn: string[];
   /** 1-based line number in tasks.md. */
   line: number;
+  /** Set on the second and later lines with the same written id. */
+  repeats?: { id: string; line: number; copy: boolean };
+}
+
+/** A line that looks like a task but is not one ralph works on. Open (or unreadable), it holds completion back. */
+export interface StrayLine {
+  line: number;
+  /** The line as written, trimmed. */
+  text: string;
+  state: BoxState;
+  why: string;
 }
 
 export interface ParsedTasks {
@@ -43,32 +52,30 @@ export interface ParsedTasks {
   title?: string;
   groups: TaskGroup[];
   tasks: SpeckitTask[];
-  /** Things worth a warning (duplicate ids, dependencies on unknown ids). */
+  strays: StrayLine[];
+  /** Every checkbox outside code (tasks or not) and the first one; the open ones without a task id. */
+  checkboxes: { count: number; first?: { line: number; text: string }; openWithoutId: number; firstOpenWithoutId?: { line: number; text: string } };
+  /** Things worth a warning (repeated ids, dependencies on unknown ids, stray lines). */
   warnings: string[];
 }
 
-const TASK_LINE = /^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s+\**(T\d{3,})\b\**\s*(.*)$/;
 const MARKER = /^\[(P|US\d+)\]\s*/i;
-const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
+// `## Phase 1` and, as squeezed files write it, `##Phase1`.
+const HEADING = /^(#{1,6})(?:\s+|(?=[A-Za-z]))(.*?)\s*#*\s*$/;
 const FENCE = /^\s*(`{3,}|~{3,})/;
-const GROUP_HEADING = /^(?:Phase\s+[0-9A-Z]+\b|User Story\s+\d+\b)/i;
+const GROUP_HEADING = /^(?:Phase\s*[0-9A-Z]+\b|User\s*Story\s*\d+\b)/i;
 /** Sections of the tasks template that explain rather than list work; their checkboxes are examples. */
 const PROSE_HEADING =
   /^(?:format\b|path conventions|table of contents|contents\b|dependencies\b|parallel (?:example|opportunities|execution)|implementation strategy|execution (?:order|strategy)|notes?\b|summary\b|task summary|validation checklist|suggested mvp|mvp scope|references?\b)/i;
-const DEPENDS = /\b(?:depends?\s+on|blocked\s+by)\b:?([^)\n;]*)/gi;
-/** A cheap pre-check for DEPENDS (same words, no captures, not global). */
-const MAY_DEPEND = /\b(?:depends?\s+on|blocked\s+by)\b/i;
-const DEP_ID = /T(\d{3,})(?:\s*(?:-|–|—|\.\.|to)\s*T(\d{3,}))?/g;
-const MAX_RANGE = 200;
 
-/** Parses tasks.md (LF or CRLF). Checkbox-looking lines in code fences, HTML comments, front matter and prose sections are not tasks. */
-export function parseTasksMd(text: string): ParsedTasks {
-  const lines = text.split(/\r?\n/);
-  const result: ParsedTasks = { groups: [], tasks: [], warnings: [] };
-  const firstLine = new Map<string, number>();
+/** Parses tasks.md (LF or CRLF, with or without a BOM). Fenced code, HTML comments and front matter hold no tasks. */
+export function parseTasksMd(input: string): ParsedTasks {
+  const lines = input.replace(/^\uFEFF/, '').split(/\r?\n/);
+  const result: ParsedTasks = { groups: [], tasks: [], strays: [], checkboxes: { count: 0, openWithoutId: 0 }, warnings: [] };
+  const candidates: Candidate[] = [];
   let fence: string | undefined;
   let inComment = false;
-  let prose = false;
+  let prose: string | undefined;
   let group: TaskGroup | undefined;
   let section: string | undefined;
 
@@ -106,39 +113,59 @@ export function parseTasksMd(text: string): ParsedTasks {
       const title = heading[2]!;
       if (level === 1) {
         result.title ??= title.replace(/^Tasks:\s*/i, '');
-        prose = false;
+        prose = undefined;
         group = undefined;
         section = undefined;
       } else if (PROSE_HEADING.test(title)) {
-        if (level <= 2 || !group || prose) prose = true;
+        if (level <= 2 || !group || prose !== undefined) prose = title;
         else section = title;
-      } else if (level === 2 || (!prose && GROUP_HEADING.test(title))) {
-        prose = false;
+      } else if (level === 2 || (prose === undefined && GROUP_HEADING.test(title))) {
+        prose = undefined;
         group = newGroup(result.groups.length, title, lineNumber);
         result.groups.push(group);
         section = undefined;
-      } else if (!prose) {
+      } else if (prose === undefined) {
         section = title;
       }
       continue;
     }
-    if (prose) continue;
 
-    const match = TASK_LINE.exec(line);
-    if (!match) continue;
-    const id = match[2]!;
-    const seen = firstLine.get(id);
-    if (seen !== undefined) {
-      result.warnings.push(`${id} appears twice in tasks.md (lines ${seen} and ${lineNumber}): only the first counts`);
+    const checkbox = readCheckbox(line);
+    if (!checkbox) continue;
+    const counts = result.checkboxes;
+    counts.count += 1;
+    counts.first ??= { line: lineNumber, text: line.trim() };
+    const found = readTaskLine(line);
+    if (!found) {
+      if (checkbox.state === 'open' && prose === undefined) {
+        counts.openWithoutId += 1;
+        counts.firstOpenWithoutId ??= { line: lineNumber, text: line.trim() };
+      }
       continue;
     }
-    firstLine.set(id, lineNumber);
-    if (!group) {
-      group = newGroup(result.groups.length, '(tasks without a phase)', lineNumber);
-      result.groups.push(group);
+    const text = line.trim();
+    if (found.kind === 'malformed') {
+      result.strays.push({ line: lineNumber, text, state: found.state, why: `${found.why} (ralph reads ids like T001, T002a, T102.1)` });
+    } else if (found.quoted) {
+      result.strays.push({ line: lineNumber, text, state: found.state, why: 'it is quoted (a > block), not a task list item' });
+    } else if (found.state === 'unknown') {
+      result.strays.push({ line: lineNumber, text, state: 'unknown', why: `ralph cannot tell whether [${found.box}] means done: write [x] or [ ]` });
+    } else if (prose !== undefined) {
+      candidates.push({ id: found.id, done: found.state === 'done', after: found.after, line: lineNumber, text, prose });
+    } else {
+      if (!group) {
+        group = newGroup(result.groups.length, '(tasks without a phase)', lineNumber);
+        result.groups.push(group);
+      }
+      candidates.push({ id: found.id, done: found.state === 'done', after: found.after, line: lineNumber, text, group: group.index, section });
     }
-    result.tasks.push(readTask(id, match[1] !== ' ', match[3]!, group, section, lineNumber));
   }
+
+  const assembled = assembleTasks(candidates, result.groups, (candidate, id, group) => readTask(candidate, id, group));
+  result.tasks = assembled.tasks;
+  result.strays.push(...assembled.strays);
+  result.strays.sort((a, b) => a.line - b.line);
+  result.warnings.push(...assembled.warnings);
 
   const known = new Set(result.tasks.map((task) => task.id));
   for (const task of result.tasks) {
@@ -149,8 +176,8 @@ export function parseTasksMd(text: string): ParsedTasks {
   return result;
 }
 
-function readTask(id: string, done: boolean, rawRest: string, group: TaskGroup, section: string | undefined, line: number): SpeckitTask {
-  let rest = rawRest.trim().replace(/^[:.\-–—]\s*/, '');
+function readTask(candidate: Candidate, id: string, group: TaskGroup): SpeckitTask {
+  let rest = candidate.after.trim().replace(/^\**/, '').trim().replace(/^[:.\-–—]\s*/, '');
   let parallel = false;
   let story: string | undefined;
   for (let marker = MARKER.exec(rest); marker; marker = MARKER.exec(rest)) {
@@ -160,60 +187,20 @@ function readTask(id: string, done: boolean, rawRest: string, group: TaskGroup, 
     rest = rest.slice(marker[0].length).replace(/^[:\-–—]\s*/, '');
   }
   const title = rest.trim();
-  const text = `${id} ${rawRest.trim().replace(/^[:.]\s*/, '')}`.trim();
-  return { id, title, text, done, parallel, story: story ?? group.story?.id, group: group.index, section, dependsOn: dependenciesOf(title, id), line };
-}
-
-/** Task ids named by `depends on …` / `blocked by …` text, ranges like `T010-T012` expanded. */
-export function dependenciesOf(text: string, self?: string): string[] {
-  const ids: string[] = [];
-  // Most tasks have no dependency note: skip the clause scan (matchAll clones its regex) for them.
-  if (!MAY_DEPEND.test(text)) return ids;
-  for (const clause of text.matchAll(DEPENDS)) {
-    for (const ref of clause[1]!.matchAll(DEP_ID)) {
-      const from = ref[1]!;
-      const to = ref[2];
-      if (to === undefined) {
-        ids.push(`T${from}`);
-        continue;
-      }
-      const first = Number(from);
-      const last = Number(to);
-      const width = from.length;
-      if (last < first || last - first > MAX_RANGE) {
-        ids.push(`T${from}`, `T${to}`);
-        continue;
-      }
-      for (let n = first; n <= last; n += 1) ids.push(`T${String(n).padStart(width, '0')}`);
-    }
-  }
-  return [...new Set(ids)].filter((id) => id !== self);
-}
-
-function newGroup(index: number, heading: string, line: number): TaskGroup {
-  const group: TaskGroup = { index, heading, line };
-  const phase = /^Phase\s+([0-9A-Z]+)\b/i.exec(heading);
-  if (phase) group.phase = phase[1];
-  const story = /\bUser Story\s+(\d+)\b\s*(?:[-–—:]\s*)?(.*)$/i.exec(heading);
-  if (story) {
-    const rest = story[2] ?? '';
-    const priority = /\(Priority:\s*(P\d+)\s*\)/i.exec(rest)?.[1]?.toUpperCase();
-    const title = rest
-      .replace(/\(Priority:[^)]*\)/i, '')
-      .replace(/🎯.*$/u, '')
-      .replace(/\bMVP\b/, '')
-      .trim()
-      .replace(/[-–—:]\s*$/, '')
-      .trim();
-    group.story = { id: `US${story[1]}`, title, priority, mvp: /\bMVP\b/.test(rest) };
-  }
-  return group;
-}
-
-/** `P2` → 2; undefined when there is no priority. */
-export function priorityNumber(priority: string | undefined): number | undefined {
-  const match = /^P(\d+)$/i.exec(priority ?? '');
-  return match ? Number(match[1]) : undefined;
+  const text = `${candidate.id} ${candidate.after.trim().replace(/^\**/, '').trim().replace(/^[:.]\s*/, '')}`.trim();
+  return {
+    id,
+    writtenId: candidate.id,
+    title,
+    text,
+    done: candidate.done,
+    parallel,
+    story: story ?? group.story?.id,
+    group: group.index,
+    section: candidate.section,
+    dependsOn: dependenciesOf(title, candidate.id),
+    line: candidate.line,
+  };
 }
 
 /** Unchecked `- [ ]` items outside code fences (for checklists/*.md). */

@@ -1,6 +1,6 @@
 // Which task comes next, what is ready, why nothing is: pure decisions over a parsed tasks.md.
 import type { Snapshot, Task } from '../types.ts';
-import { priorityNumber, type ParsedTasks, type SpeckitTask, type TaskGroup } from './parse.ts';
+import { priorityNumber, type ParsedTasks, type SpeckitTask, type StrayLine, type TaskGroup } from './parse.ts';
 
 export type TaskState = 'done' | 'open' | 'skipped';
 
@@ -55,19 +55,61 @@ export function toTask(parsed: ParsedTasks, task: SpeckitTask, skipped: Readonly
   };
 }
 
-/** Snapshot of tasks.md: skipped tasks are neither remaining nor ready. */
+/** Stray lines that hold completion back: open, or marked in a way ralph cannot read. */
+export function blockingStrays(parsed: ParsedTasks): StrayLine[] {
+  return parsed.strays.filter((stray) => stray.state !== 'done');
+}
+
+/** A stray line as the loop sees it: remaining, never ready, so the run cannot end "complete" past it. */
+function strayTask(stray: StrayLine): Task {
+  return { id: `line ${stray.line}`, title: stray.text, status: 'stray', meta: { line: stray.line, why: stray.why } };
+}
+
+/** Snapshot of tasks.md: skipped tasks are neither remaining nor ready; open stray lines remain. */
 export function buildSnapshot(parsed: ParsedTasks, skipped: ReadonlySet<string>): Snapshot {
   const as = (task: SpeckitTask): Task => toTask(parsed, task, skipped);
   return {
     ready: readyTasks(parsed, skipped).map(as),
-    remaining: parsed.tasks.filter((task) => stateOf(task, skipped) === 'open').map(as),
+    remaining: [...parsed.tasks.filter((task) => stateOf(task, skipped) === 'open').map(as), ...blockingStrays(parsed).map(strayTask)],
     done: parsed.tasks.filter((task) => task.done).map(as),
     skipped: parsed.tasks.filter((task) => stateOf(task, skipped) === 'skipped').map(as),
   };
 }
 
-/** One line per open task saying what it waits on. */
+/** One line per open task saying what it waits on, and one per stray line that holds completion back. */
 export function explainStuck(parsed: ParsedTasks, skipped: ReadonlySet<string>, tasksPath: string): string {
+  const strays = blockingStrays(parsed);
+  const waiting = parsed.tasks.some((task) => stateOf(task, skipped) === 'open');
+  const parts = waiting ? [explainWaiting(parsed, skipped, tasksPath)] : [];
+  const setAside = parsed.tasks.filter((task) => stateOf(task, skipped) === 'skipped');
+  if (setAside.length > 0) {
+    const one = setAside.length === 1;
+    parts.push(
+      [
+        `${setAside.length} task${one ? ' was' : 's were'} skipped after failing iteration after iteration and ${one ? 'is' : 'are'} still open, so the feature is not complete:`,
+        ...setAside.map((task) => `  ${task.id} ${task.title} (${tasksPath} line ${task.line})`),
+        '  finish them by hand and tick them, or run ralph again: a new run gives skipped tasks another chance',
+      ].join('\n'),
+    );
+  }
+  if (strays.length > 0) parts.push(explainStrays(strays, tasksPath));
+  return parts.join('\n');
+}
+
+/** Why each stray line keeps the feature from completing, and what to do about it. */
+export function explainStrays(strays: readonly StrayLine[], tasksPath: string): string {
+  const lines = strays.map((stray) => `  ${tasksPath}:${stray.line}: ${shorten(stray.text)}: ${stray.why}`);
+  const one = strays.length === 1;
+  const head = `${strays.length} line${one ? '' : 's'} of ${tasksPath} look${one ? 's' : ''} like ${one ? 'a task' : 'tasks'} that ralph will not work on and cannot count as done, so the feature is not complete:`;
+  const hint = '  tick a line whose work is done, give a real task an id like T001 inside a phase, or delete the line; then run ralph again';
+  return [head, ...lines, hint].join('\n');
+}
+
+function shorten(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function explainWaiting(parsed: ParsedTasks, skipped: ReadonlySet<string>, tasksPath: string): string {
   const byId = new Map(parsed.tasks.map((task) => [task.id, task]));
   const lines: string[] = [];
   for (const task of parsed.tasks) {
@@ -115,6 +157,7 @@ export function currentTaskBlock(input: {
     lines.push(`- User story: ${group.story.id} "${group.story.title}"${priority}${group.story.mvp ? ' (MVP)' : ''}`);
   }
   if (task.section) lines.push(`- Section: ${task.section}`);
+  lines.push(...repeatNotes(parsed, task));
   if (task.dependsOn.length > 0) {
     lines.push(`- Depends on: ${task.dependsOn.map((dep) => `${dep}${byId.get(dep)?.done ? ' (done)' : ' (open)'}`).join(', ')}`);
   }
@@ -126,4 +169,18 @@ export function currentTaskBlock(input: {
     for (const note of input.skipped) lines.push(`- ${note.id} ${note.title} (failed ${note.failures} iterations)`);
   }
   return lines.join('\n');
+}
+
+/** What the agent must know when an id is written on several lines: which line is this task, which to tick. */
+function repeatNotes(parsed: ParsedTasks, task: SpeckitTask): string[] {
+  const notes: string[] = [];
+  const first = task.repeats ? parsed.tasks.find((item) => item.id === task.repeats!.id) : undefined;
+  if (task.repeats?.copy) {
+    notes.push(`- This line repeats ${task.repeats.id} (line ${task.repeats.line}, ${first?.done ? 'done' : 'open'}): once that work is done, tick this line too`);
+  } else if (task.repeats) {
+    notes.push(`- ${task.writtenId} is also the id of another task (line ${task.repeats.line}): this task is the one on line ${task.line}; leave the other line alone`);
+  }
+  const copies = parsed.tasks.filter((item) => item.repeats?.copy && item.repeats.id === task.id && !item.done);
+  if (copies.length > 0) notes.push(`- ${task.writtenId} is written again on line${copies.length === 1 ? '' : 's'} ${copies.map((item) => item.line).join(', ')}: tick ${copies.length === 1 ? 'that line' : 'those lines'} too when this task is done`);
+  return notes;
 }

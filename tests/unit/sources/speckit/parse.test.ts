@@ -15,6 +15,12 @@ describe('parseTasksMd on a full tasks.md (user-auth fixture)', () => {
     expect(parsed.warnings).toEqual([]);
   });
 
+  it('keeps the open task line of a prose section as a stray that holds completion back', () => {
+    expect(parsed.strays).toEqual([
+      { line: 115, text: '- [ ] T950 checkbox-looking line in a prose section is not a task', state: 'open', why: expect.stringMatching(/under "Dependencies & Execution Order".*no task of the phases has the id T950/) },
+    ]);
+  });
+
   it('reads the title, done state ([x] and [X]) and markers', () => {
     expect(parsed.title).toBe('User Authentication');
     const byId = new Map(parsed.tasks.map((task) => [task.id, task]));
@@ -75,24 +81,34 @@ describe('parseTasksMd variants', () => {
   });
 
   it.each([
-    ['- [ ] T01 too few digits', 0],
-    ['- [ ] TXXX template placeholder', 0],
-    ['- [2026-01-29] T001 a date', 0],
-    ['- [-] T001 not a checkbox state', 0],
-    ['> - [ ] T001 quoted', 0],
-    ['- [ ]T001 no space', 0],
-    ['- [ ] T001a suffix', 0],
-    ['  - [ ] T001 indented sub-item', 1],
-    ['- [ ] T001', 1],
-  ])('%s → %i task(s)', (line, count) => {
-    expect(parseTasksMd(`## Phase 1: Setup\n\n${line}\n`).tasks).toHaveLength(count);
+    ['- [ ] T01 too few digits', 0, 1],
+    ['- [ ] TXXX template placeholder', 0, 0],
+    ['- [2026-01-29] T001 a date', 0, 0],
+    ['- [P] T001 a marker, not a checkbox', 0, 0],
+    ['- [-] T001 a mark ralph cannot read', 0, 1],
+    ['> - [ ] T001 quoted', 0, 1],
+    ['- [ ] T001Create glued to its title', 0, 1],
+    ['- [ ]T001 no space', 1, 0],
+    ['-[ ]T001[P] squeezed', 1, 0],
+    ['- [] T001 empty box', 1, 0],
+    ['- [✅] T001 emoji tick', 1, 0],
+    ['- [ ] T001a suffix', 1, 0],
+    ['- [ ] T102.1 dotted', 1, 0],
+    ['  - [ ] T001 indented sub-item', 1, 0],
+    ['- [ ] T001', 1, 0],
+  ])('%s → %i task(s), %i stray(s)', (line, count, strays) => {
+    const parsed = parseTasksMd(`## Phase 1: Setup\n\n${line}\n`);
+    expect(parsed.tasks).toHaveLength(count);
+    expect(parsed.strays).toHaveLength(strays);
   });
 
-  it('keeps the first of duplicate ids and warns', () => {
+  it('reads a second line with the same id as a task of its own, T001#2', () => {
     const parsed = parseTasksMd('## Phase 1\n- [ ] T001 one\n- [x] T001 again\n');
-    expect(parsed.tasks).toHaveLength(1);
-    expect(parsed.tasks[0]?.title).toBe('one');
-    expect(parsed.warnings[0]).toMatch(/T001 appears twice in tasks.md \(lines 2 and 3\)/);
+    expect(parsed.tasks.map((task) => [task.id, task.writtenId, task.done, task.repeats])).toEqual([
+      ['T001', 'T001', false, undefined],
+      ['T001#2', 'T001', true, { id: 'T001', line: 2, copy: false }],
+    ]);
+    expect(parsed.warnings[0]).toMatch(/^T001 is written on 2 lines \(2, 3\): line 3 is another task \(T001#2\); each line is a task of its own/);
   });
 
   it('drops dependencies on unknown ids with a warning', () => {
@@ -109,7 +125,7 @@ describe('parseTasksMd variants', () => {
   });
 
   it('returns nothing for an empty file', () => {
-    expect(parseTasksMd('')).toEqual({ groups: [], tasks: [], warnings: [] });
+    expect(parseTasksMd('')).toEqual({ groups: [], tasks: [], strays: [], checkboxes: { count: 0, openWithoutId: 0 }, warnings: [] });
   });
 });
 

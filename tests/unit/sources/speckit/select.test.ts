@@ -38,6 +38,9 @@ describe('readyTasks', () => {
         'no task in specs/x/tasks.md can start: every open task depends on one that is not done',
         'T002 waits on T001 (skipped after repeated failures)',
         'finish or check off the blocking tasks by hand (or fix the "depends on" text), then run ralph again',
+        '1 task was skipped after failing iteration after iteration and is still open, so the feature is not complete:',
+        '  T001 a (specs/x/tasks.md line 2)',
+        '  finish them by hand and tick them, or run ralph again: a new run gives skipped tasks another chance',
       ].join('\n'),
     );
   });
@@ -57,8 +60,10 @@ describe('buildSnapshot', () => {
     expect(ids(snapshot.ready)).toEqual(['T005']);
     expect(ids(snapshot.done)).toEqual(['T001', 'T002', 'T003', 'T004']);
     expect(ids(snapshot.skipped ?? [])).toEqual(['T006']);
-    expect(snapshot.remaining).toHaveLength(12);
+    // 12 open tasks and the open T950 line of a prose section, which no run may complete past.
+    expect(snapshot.remaining).toHaveLength(13);
     expect(ids(snapshot.remaining)).not.toContain('T006');
+    expect(snapshot.remaining.at(-1)).toMatchObject({ id: 'line 115', status: 'stray' });
   });
 
   it('carries phase, story and priority in the task', () => {

@@ -1,0 +1,241 @@
+// tasks.md as real projects write it (patterns seen in public repositories, in fixtures written for ralph):
+// for each, the tasks ralph sees, the next task, and that completion is refused while one line is open.
+import { describe, expect, it } from 'vitest';
+import { decideNext } from '../../../../lib/decide.ts';
+import { parseTasksMd, type ParsedTasks } from '../../../../lib/sources/speckit/parse.ts';
+import { buildSnapshot, currentTaskBlock, explainStuck } from '../../../../lib/sources/speckit/select.ts';
+import { noTasksProblem, strayWarnings } from '../../../../lib/sources/speckit/check.ts';
+import { readFixture } from './helpers.ts';
+
+const read = (name: string): string => readFixture('patterns', `${name}.md`);
+const none = new Set<string>();
+const LIMITS = { maxIterations: 50 };
+
+function view(parsed: ParsedTasks) {
+  const snapshot = buildSnapshot(parsed, none);
+  return {
+    ids: parsed.tasks.map((task) => task.id),
+    open: parsed.tasks.filter((task) => !task.done).map((task) => task.id),
+    next: snapshot.ready[0]?.id,
+    decision: decideNext(snapshot, { iterations: 0, costUsd: 0 }, LIMITS).kind,
+  };
+}
+
+/** Ticks the open checkbox of the given 1-based lines (as an agent would). */
+function tick(text: string, ...lines: number[]): string {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  return text
+    .split(eol)
+    .map((line, index) => (lines.includes(index + 1) ? line.replace(/\[ ?\]/, '[x]') : line))
+    .join(eol);
+}
+
+function lineOf(parsed: ParsedTasks, id: string): number {
+  const task = parsed.tasks.find((item) => item.id === id);
+  if (!task) throw new Error(`no task ${id}`);
+  return task.line;
+}
+
+describe('task ids with a letter suffix', () => {
+  const text = read('suffix-ids');
+  const parsed = parseTasksMd(text);
+
+  it('reads T002a, T002b (nested under T002) and T104A as tasks of their own', () => {
+    expect(view(parsed)).toEqual({
+      ids: ['T001', 'T002', 'T002a', 'T002b', 'T104', 'T104A', 'T105'],
+      open: ['T002b', 'T104A', 'T105'],
+      next: 'T002b',
+      decision: 'run',
+    });
+    expect(parsed.tasks.find((task) => task.id === 'T104A')).toMatchObject({ parallel: true, story: 'US4', title: 'Sanitize rich text on save in `src/forms/sanitize.ts`' });
+    expect(parsed.tasks.find((task) => task.id === 'T105')?.dependsOn).toEqual(['T104A']);
+    expect(parsed.warnings).toEqual([]);
+  });
+
+  it('stays in phase 1 until T002b is ticked, then takes T104A before T105', () => {
+    const after = parseTasksMd(tick(text, lineOf(parsed, 'T002b')));
+    expect(view(after)).toMatchObject({ next: 'T104A', decision: 'run' });
+    expect(buildSnapshot(after, none).ready.map((task) => task.id)).toEqual(['T104A']);
+  });
+
+  it('is complete only when the last suffixed task is ticked', () => {
+    const most = parseTasksMd(tick(text, lineOf(parsed, 'T002b'), lineOf(parsed, 'T105')));
+    expect(view(most)).toMatchObject({ open: ['T104A'], next: 'T104A', decision: 'run' });
+    expect(view(parseTasksMd(tick(text, lineOf(parsed, 'T002b'), lineOf(parsed, 'T104A'), lineOf(parsed, 'T105')))).decision).toBe('complete');
+  });
+});
+
+describe('squeezed lines: T129A[P] and -[X]T001 without spaces, [✅] and [] boxes', () => {
+  const text = read('squeezed');
+  const parsed = parseTasksMd(text);
+
+  it('reads every task and its markers', () => {
+    expect(view(parsed)).toEqual({
+      ids: ['T001', 'T002', 'T003', 'T129A', 'T129B', 'T133A', 'T133B'],
+      open: ['T003', 'T133A', 'T133B'],
+      next: 'T003',
+      decision: 'run',
+    });
+    expect(parsed.title).toBe('Authentication');
+    expect(parsed.groups.map((group) => group.phase)).toEqual(['1', '2', undefined]);
+    expect(parsed.tasks.find((task) => task.id === 'T129A')).toMatchObject({ done: true, parallel: true, story: 'US2', title: '[QA] Create tests for the exception middleware - **COMPLETED**' });
+    expect(parsed.tasks.find((task) => task.id === 'T002')).toMatchObject({ parallel: true, title: '[TE]Initializetheapiprojectfolders' });
+  });
+
+  it('refuses completion while any of them is open; id-less criteria do not count', () => {
+    const lines = ['T003', 'T133A'].map((id) => lineOf(parsed, id));
+    expect(view(parseTasksMd(tick(text, ...lines))).decision).toBe('run');
+    const all = parseTasksMd(tick(text, ...lines, lineOf(parsed, 'T133B')));
+    expect(view(all).decision).toBe('complete');
+    expect(all.checkboxes.openWithoutId).toBe(1);
+  });
+});
+
+describe('dotted sub-ids', () => {
+  const text = read('dotted-ids');
+  const parsed = parseTasksMd(text);
+
+  it('reads T047.5, T090.12 and the nested T102.1, T102.2 as tasks of their own', () => {
+    expect(view(parsed)).toEqual({
+      ids: ['T047', 'T047.5', 'T090', 'T090.12', 'T102', 'T102.1', 'T102.2'],
+      open: ['T047.5', 'T102.1', 'T102.2'],
+      next: 'T047.5',
+      decision: 'run',
+    });
+    expect(parsed.tasks.find((task) => task.id === 'T102.2')?.dependsOn).toEqual(['T102.1']);
+    expect(parsed.warnings).toEqual([]);
+  });
+
+  it('a ticked parent does not complete its open children', () => {
+    const onlyChildren = parseTasksMd(tick(text, lineOf(parsed, 'T047.5')));
+    expect(view(onlyChildren)).toMatchObject({ open: ['T102.1', 'T102.2'], next: 'T102.1', decision: 'run' });
+    const onlyOne = parseTasksMd(tick(text, lineOf(parsed, 'T047.5'), lineOf(parsed, 'T102.2')));
+    expect(view(onlyOne)).toMatchObject({ open: ['T102.1'], next: 'T102.1', decision: 'run' });
+    expect(view(parseTasksMd(tick(text, lineOf(parsed, 'T047.5'), lineOf(parsed, 'T102.1'), lineOf(parsed, 'T102.2')))).decision).toBe('complete');
+  });
+
+  it('nor do ticked children complete their open parent', () => {
+    const reversed = text.replace('- [X] T102 ', '- [ ] T102 ').replace('  - [ ] T102.1', '  - [x] T102.1').replace('  - [ ] T102.2', '  - [x] T102.2');
+    expect(view(parseTasksMd(tick(reversed, lineOf(parsed, 'T047.5'))))).toMatchObject({ open: ['T102'], next: 'T102', decision: 'run' });
+  });
+});
+
+describe('repeated ids: a real second task', () => {
+  const text = read('repeated-ids');
+  const parsed = parseTasksMd(text);
+
+  it('reads the second T003 as T003#2 and leaves ids it cannot read aside', () => {
+    expect(view(parsed)).toEqual({
+      ids: ['T001', 'T002', 'T003', 'T003#2', 'T004', 'T000', 'T000#2'],
+      open: ['T003#2', 'T004'],
+      next: 'T003#2',
+      decision: 'run',
+    });
+    expect(parsed.tasks.find((task) => task.id === 'T003#2')).toMatchObject({ writtenId: 'T003', done: false, repeats: { id: 'T003', line: 7, copy: false } });
+    expect(parsed.warnings).toEqual([
+      'T003 is written on 2 lines (7, 11): line 11 is another task (T003#2); each line is a task of its own and must be ticked (see "Repeated task ids" in the README)',
+      'T000 is written on 2 lines (16, 17): line 17 is another task (T000#2); each line is a task of its own and must be ticked (see "Repeated task ids" in the README)',
+    ]);
+    expect(parsed.strays).toEqual([{ line: 18, text: '- [x] T00 [P] Create the family model in `src/models/family.ts`', state: 'done', why: expect.stringMatching(/^the id T00 has 2 digits/) }]);
+  });
+
+  it('tells the agent which of the two lines is its task', () => {
+    const task = parsed.tasks.find((item) => item.id === 'T003#2')!;
+    const block = currentTaskBlock({ parsed, task, skipped: [], feature: '001-release', tasksPath: 'specs/001-release/tasks.md' });
+    expect(block).toContain('- Location: specs/001-release/tasks.md line 11');
+    expect(block).toContain('- T003 is also the id of another task (line 7): this task is the one on line 11; leave the other line alone');
+  });
+
+  it('is not complete while the second T003 is open, though the first is ticked', () => {
+    const done = parseTasksMd(tick(text, lineOf(parsed, 'T004')));
+    expect(view(done)).toMatchObject({ open: ['T003#2'], next: 'T003#2', decision: 'run' });
+    expect(view(parseTasksMd(tick(text, lineOf(parsed, 'T004'), lineOf(parsed, 'T003#2')))).decision).toBe('complete');
+  });
+
+  it('an open line whose id ralph cannot read is reported and stops the run instead of completing it', () => {
+    const broken = tick(text, lineOf(parsed, 'T004'), lineOf(parsed, 'T003#2')).replace('- [x] T00 [P]', '- [ ] T00 [P]');
+    const reparsed = parseTasksMd(broken);
+    expect(view(reparsed).decision).toBe('stuck');
+    expect(explainStuck(reparsed, none, 'specs/001-release/tasks.md')).toMatch(/specs\/001-release\/tasks\.md:18: - \[ \] T00 \[P\] Create the family model.*: the id T00 has 2 digits/);
+    expect(strayWarnings(reparsed, 'tasks.md')[0]).toMatch(/^tasks\.md:18: "- \[ \] T00 \[P\] .*" is not a task ralph works on \(the id T00 has 2 digits.*\); while it stays open the feature is not complete$/);
+  });
+});
+
+describe('repeated ids: a stale summary', () => {
+  const text = read('stale-summary');
+  const parsed = parseTasksMd(text);
+
+  it('reads the summary lines that repeat a task as copies, and sets the unknown one aside', () => {
+    expect(view(parsed)).toEqual({
+      ids: ['T001', 'T002', 'T003', 'T004', 'T001#2', 'T002#2', 'T003#2', 'T004#2'],
+      open: ['T004', 'T002#2', 'T003#2', 'T004#2'],
+      next: 'T004',
+      decision: 'run',
+    });
+    expect(parsed.tasks.filter((task) => task.repeats).every((task) => task.repeats!.copy)).toBe(true);
+    expect(parsed.warnings).toContain('T004 is written on 2 lines (11, 22): line 22 repeats a task (T004#2); each line is a task of its own and must be ticked (see "Repeated task ids" in the README)');
+    expect(parsed.strays).toEqual([{ line: 18, text: '- [ ] T099 Document the exporter for support staff', state: 'open', why: expect.stringMatching(/under "Task Summary".*no task of the phases has the id T099/) }]);
+  });
+
+  it('asks the agent to tick every copy with the task', () => {
+    const task = parsed.tasks.find((item) => item.id === 'T004')!;
+    const block = currentTaskBlock({ parsed, task, skipped: [], feature: '001-csv', tasksPath: 'tasks.md' });
+    expect(block).toContain('- T004 is written again on line 22: tick that line too when this task is done');
+    const copy = parsed.tasks.find((item) => item.id === 'T003#2')!;
+    expect(currentTaskBlock({ parsed, task: copy, skipped: [], feature: '001-csv', tasksPath: 'tasks.md' })).toContain('- This line repeats T003 (line 10, done): once that work is done, tick this line too');
+  });
+
+  it('works through the copies of done tasks, then stops (not complete) on the line it cannot work on', () => {
+    const copiesLeft = parseTasksMd(tick(text, lineOf(parsed, 'T004'), lineOf(parsed, 'T004#2')));
+    expect(view(copiesLeft)).toMatchObject({ open: ['T002#2', 'T003#2'], next: 'T002#2', decision: 'run' });
+    const strayLeft = parseTasksMd(tick(text, ...['T004', 'T004#2', 'T002#2', 'T003#2'].map((id) => lineOf(parsed, id))));
+    expect(view(strayLeft)).toMatchObject({ open: [], next: undefined, decision: 'stuck' });
+    expect(explainStuck(strayLeft, none, 'tasks.md')).toMatch(/^1 line of tasks\.md looks like a task that ralph will not work on and cannot count as done, so the feature is not complete:\n  tasks\.md:18: /);
+    expect(view(parseTasksMd(tick(text, ...['T004', 'T004#2', 'T002#2', 'T003#2'].map((id) => lineOf(parsed, id)), 18))).decision).toBe('complete');
+  });
+});
+
+describe('checkboxes without task ids', () => {
+  it('a file of id-less checkboxes is refused, saying what was found and what was expected', () => {
+    const parsed = parseTasksMd(read('idless'));
+    expect(parsed.tasks).toEqual([]);
+    expect(noTasksProblem(parsed, 'specs/001-onboarding/tasks.md')).toBe(
+      'specs/001-onboarding/tasks.md lists no tasks: it has 4 checkbox lines but none starts with a task id (line 5: "- [ ] [SETUP-001] Create the repository layout"); ralph reads lines like "- [ ] T001 [P] [US1] Description" (ids: T followed by 3 or more digits, optionally a letter (T002a) or a dotted sub-number (T102.1)): give each task such an id or run /speckit.tasks to generate the list',
+    );
+  });
+
+  it('a file whose only task-like lines have unreadable ids says so', () => {
+    const parsed = parseTasksMd('## Phase 1\n- [ ] T01 Create the app\n- [ ] T02 Add a page\n');
+    expect(noTasksProblem(parsed, 'tasks.md')).toMatch(/^tasks\.md lists no tasks ralph can read: 2 checkbox lines, 2 of them with a task id ralph cannot use \(line 2: "- \[ \] T01 Create the app": the id T01 has 2 digits/);
+  });
+
+  it('open acceptance criteria beside finished tasks are not tasks: complete, with a warning', () => {
+    const parsed = parseTasksMd(read('acceptance'));
+    expect(view(parsed)).toEqual({ ids: ['T001', 'T002', 'T003'], open: [], next: undefined, decision: 'complete' });
+    expect(strayWarnings(parsed, 'tasks.md')).toEqual([
+      'tasks.md: 2 open checkboxes have no task id (line 14: "- [ ] Authentication works end to end"): not tasks, so ralph neither works on them nor waits for them',
+    ]);
+  });
+});
+
+describe('CRLF line ends and a UTF-8 BOM', () => {
+  const text = read('crlf-bom');
+
+  it('reads like the same file with LF and no BOM', () => {
+    expect(text.charCodeAt(0)).toBe(0xfeff);
+    expect(text).toContain('\r\n');
+    const parsed = parseTasksMd(text);
+    expect(parsed).toEqual(parseTasksMd(text.slice(1).replace(/\r\n/g, '\n')));
+    expect(parsed.title).toBe('CSV export');
+    expect(view(parsed)).toEqual({ ids: ['T001', 'T002', 'T002a', 'T003'], open: ['T002', 'T002a', 'T003'], next: 'T002', decision: 'run' });
+    expect(parsed.tasks.every((task) => !task.title.includes('\r'))).toBe(true);
+    expect(parsed.tasks.find((task) => task.id === 'T003')?.dependsOn).toEqual(['T002a']);
+  });
+
+  it('is complete only when every line is ticked', () => {
+    const parsed = parseTasksMd(text);
+    const two = tick(text, lineOf(parsed, 'T002'), lineOf(parsed, 'T003'));
+    expect(view(parseTasksMd(two))).toMatchObject({ open: ['T002a'], decision: 'run' });
+    expect(view(parseTasksMd(tick(two, lineOf(parsed, 'T002a')))).decision).toBe('complete');
+  });
+});

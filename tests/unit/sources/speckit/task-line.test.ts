@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { dependenciesOf } from '../../../../lib/sources/speckit/dependencies.ts';
+import { descriptionKey, readCheckbox, readTaskLine, sameDescription } from '../../../../lib/sources/speckit/task-line.ts';
+
+describe('readCheckbox', () => {
+  it.each([
+    ['- [ ] a', 'open'],
+    ['- [] a', 'open'],
+    ['-[ ]a', 'open'],
+    ['* [x] a', 'done'],
+    ['+ [X] a', 'done'],
+    ['1. [✅] a', 'done'],
+    ['- [✔️] a', 'done'],
+    ['- [-] a', 'unknown'],
+    ['- [⚠️] a', 'unknown'],
+    ['> - [ ] a', 'open'],
+  ])('%s → %s', (line, state) => {
+    expect(readCheckbox(line)?.state).toBe(state);
+  });
+
+  it.each(['- [P] tasks = different files', '- [US1] story', '- [2026-01-29] dated', '[ ] no bullet', '- [link](https://example.test)', 'text - [ ] later'])('%s is no checkbox', (line) => {
+    expect(readCheckbox(line)).toBeUndefined();
+  });
+});
+
+describe('readTaskLine', () => {
+  it.each([
+    ['- [ ] T001 Create', 'T001', ' Create'],
+    ['- [x] **T001** Create', 'T001', ' Create'],
+    ['- [ ] T001: Create', 'T001', ': Create'],
+    ['- [ ] T001. Create', 'T001', '. Create'],
+    ['- [x] T129A[P][US2] Test', 'T129A', '[P][US2] Test'],
+    ['  - [ ] T102.1 Queue', 'T102.1', ' Queue'],
+    ['- [ ] T090.12 Render', 'T090.12', ' Render'],
+    ['- [ ] T10000 Wide', 'T10000', ' Wide'],
+  ])('%s → %s', (line, id, after) => {
+    expect(readTaskLine(line)).toMatchObject({ kind: 'task', id, after });
+  });
+
+  it.each([
+    ['- [ ] T01 Short', /the id T01 has 2 digits/],
+    ['- [x] T00 [P] Model', /the id T00 has 2 digits/],
+    ['- [ ] T001Create glued', /T001Create is not an id ralph can read/],
+  ])('%s is malformed', (line, why) => {
+    const found = readTaskLine(line);
+    expect(found?.kind).toBe('malformed');
+    expect(found && 'why' in found ? found.why : '').toMatch(why);
+  });
+
+  it('ignores checkboxes that do not start with an id', () => {
+    expect(readTaskLine('- [ ] [SETUP-001] Create')).toBeUndefined();
+    expect(readTaskLine('- [ ] TXXX placeholder')).toBeUndefined();
+    expect(readTaskLine('- [ ] The T001 task')).toBeUndefined();
+  });
+});
+
+describe('descriptions of repeated lines', () => {
+  it('drops markers, emphasis, completion notes and case', () => {
+    expect(descriptionKey('[P] [US1] Write the **CSV** exporter in `src/csv.ts` - **COMPLETED**')).toBe('write the csv exporter in src/csv.ts');
+    expect(descriptionKey(': Write the exporter ✅')).toBe('write the exporter');
+  });
+
+  it('matches a summary line cut short, but not a different task', () => {
+    expect(sameDescription('[P] Add the lint configuration in eslint.config.js', '[P] Add the lint configuration')).toBe(true);
+    expect(sameDescription('Create the release workflow', 'Configure the tag trigger')).toBe(false);
+    expect(sameDescription('Add tests', 'Add tests for the parser')).toBe(false);
+  });
+});
+
+describe('dependenciesOf with suffixed and dotted ids', () => {
+  it.each([
+    ['Render (depends on T002a)', ['T002a']],
+    ['Retry (depends on T102.1, T102.2)', ['T102.1', 'T102.2']],
+    ['Ship (depends on T010-T012).', ['T010', 'T011', 'T012']],
+    ['Ship (blocked by T129A and T130)', ['T129A', 'T130']],
+  ])('%s', (text, expected) => {
+    expect(dependenciesOf(text)).toEqual(expected);
+  });
+});
