@@ -54,7 +54,7 @@ describe('corrupt tasks.md', () => {
     expect(result.code).toBe(1);
     const lines = errorLines(result.stderr);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^ralph: ✗ specs\/001-demo\/tasks\.md lists no tasks .*\/speckit\.tasks/);
+    expect(lines[0]).toMatch(/^ralph: ✗ specs\/001-demo\/tasks\.md lists no tasks: it has no checkbox lines at all; .*\/speckit\.tasks/);
     expect(readFileSync(path.join(sandbox.repo, TASKS_PATH)).equals(BINARY)).toBe(true);
     expect(existsSync(path.join(sandbox.repo, FEATURE, 'progress.txt'))).toBe(false);
     expect(existsSync(path.join(sandbox.repo, FEATURE, 'ralph-tasks.json'))).toBe(false);
