@@ -33,7 +33,7 @@ export function writeReports(root: string, summary: RunSummary): ReportPaths {
   return renderReports(root, summary);
 }
 
-/** The saved session ids, oldest first (ids are YYYYMMDD-HHmmss, so names sort by time). */
+/** The saved session ids, oldest first (ids start YYYYMMDD-HHmmss-SSS, so names sort by time; see session/id.ts). */
 export function listSessions(root: string): string[] {
   const dir = sessionsDir(root);
   if (!existsSync(dir)) return [];

@@ -18,11 +18,7 @@ import { printError } from '../view/print-error.ts';
 import { printPlan } from './plan.ts';
 import { runLoop } from './loop.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
-import dayjs from 'dayjs';
-
-function sessionIdFor(now: number): string {
-  return dayjs(now).format('YYYYMMDD-HHmmss');
-}
+import { newSessionId } from './id.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
 export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortSignal): Promise<number> {
@@ -36,7 +32,7 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
   let lock: HeldLock | undefined;
   let prepared: Prepared | undefined;
   let json = flags.get('json') === true;
-  const sessionId = sessionIdFor(startedAt);
+  const sessionId = newSessionId(startedAt);
 
   const summarize = (status: RunSummary['status'], exitCode: number, message: string, partial?: Partial<RunSummary>): RunSummary => {
     const endedAt = deps.now();
