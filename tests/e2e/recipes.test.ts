@@ -3,10 +3,13 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { needsTool } from '../support/needs-tool.ts';
 import { closeStep, makeSandbox, PROJECT, RALPH, scenario, seedBeads, standardEpic, TSX, waitFor, type Sandbox } from './helpers.ts';
 
 const MAKEFILE = path.join(PROJECT, 'examples', 'Makefile');
 const TMUX_SCRIPT = path.join(PROJECT, 'examples', 'ralph-tmux.sh');
+const make = needsTool('make');
+const tmux = needsTool('tmux');
 const FAST_FLAGS = '--retry-delay 10ms --retry-max-delay 50ms --kill-grace 500ms';
 
 let sandbox: Sandbox | undefined;
@@ -33,16 +36,16 @@ function run(bin: string, args: string[], options: { cwd: string; env: NodeJS.Pr
 }
 
 /** make with ralph started through this project's own tsx (npx could reach for the registry). */
-function make(box: Sandbox, targets: string[], vars: Record<string, string> = {}): Promise<Result> {
+function runMake(box: Sandbox, targets: string[], vars: Record<string, string> = {}): Promise<Result> {
   const assignments = Object.entries({ RALPH: `${TSX} ${RALPH}`, ...vars }).map(([key, value]) => `${key}=${value}`);
-  return run('make', ['--no-print-directory', '-f', MAKEFILE, ...targets, ...assignments], { cwd: box.repo, env: box.env });
+  return run(make.bin(), ['--no-print-directory', '-f', MAKEFILE, ...targets, ...assignments], { cwd: box.repo, env: box.env });
 }
 
-describe('examples/Makefile', () => {
+describe.skipIf(make.skip)(make.title('examples/Makefile'), () => {
   it('ralph-dry exits 0 for a ready repo and prints the plan', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(2));
-    const result = await make(sandbox, ['ralph-dry']);
+    const result = await runMake(sandbox, ['ralph-dry']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('source: beads, epic ws-9w6 "Feature: ralph-automation"');
     expect(existsSync(path.join(sandbox.repo, '.ralph'))).toBe(false);
@@ -51,7 +54,7 @@ describe('examples/Makefile', () => {
   it('ralph-dry fails make when the clarify phase is still open', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1, 'open'));
-    const result = await make(sandbox, ['ralph-dry']);
+    const result = await runMake(sandbox, ['ralph-dry']);
     expect(result.code).not.toBe(0);
     expect(result.stdout).toMatch(/✗ clarify phase/);
     expect(result.stderr).toMatch(/\[.*ralph-dry\] Error 1/);
@@ -61,10 +64,10 @@ describe('examples/Makefile', () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(2));
     scenario(sandbox, [closeStep('ws-9w6.2'), closeStep('ws-9w6.3')]);
-    const limited = await make(sandbox, ['ralph'], { RALPH_FLAGS: `--max-iterations 1 ${FAST_FLAGS}` });
+    const limited = await runMake(sandbox, ['ralph'], { RALPH_FLAGS: `--max-iterations 1 ${FAST_FLAGS}` });
     expect(limited.code).not.toBe(0);
     expect(limited.stderr).toMatch(/\[.*ralph\] Error 2/);
-    const finished = await make(sandbox, ['ralph'], { RALPH_FLAGS: FAST_FLAGS });
+    const finished = await runMake(sandbox, ['ralph'], { RALPH_FLAGS: FAST_FLAGS });
     expect(finished.code, finished.stderr).toBe(0);
     expect(finished.stderr).toMatch(/completed: all tasks of epic ws-9w6/);
   });
@@ -72,35 +75,33 @@ describe('examples/Makefile', () => {
   it('ralph-status runs `ralph status` in the repo', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
-    const result = await make(sandbox, ['ralph-status']);
+    const result = await runMake(sandbox, ['ralph-status']);
     expect(result.code, result.stderr).toBe(0);
   });
 
   it('by default starts ralph.ts from the checkout above examples/ through npx tsx', async () => {
     sandbox = makeSandbox();
-    const result = await run('make', ['--no-print-directory', '-n', '-f', MAKEFILE, 'ralph', 'ralph-dry', 'ralph-status'], { cwd: sandbox.repo, env: sandbox.env });
+    const result = await run(make.bin(), ['--no-print-directory', '-n', '-f', MAKEFILE, 'ralph', 'ralph-dry', 'ralph-status'], { cwd: sandbox.repo, env: sandbox.env });
     expect(result.code).toBe(0);
     expect(result.stdout.trim().split('\n')).toEqual([`npx tsx ${RALPH}`, `npx tsx ${RALPH} --dry-run`, `npx tsx ${RALPH} status`]);
   });
 });
 
 describe('examples/ralph-tmux.sh', () => {
-  it('starts a detached session with the run and `ralph status --watch`, which a test can watch and stop', async () => {
-    if (!existsSync('/usr/bin/tmux') && !existsSync('/usr/local/bin/tmux')) {
-      throw new Error('tmux not found: install it (apt-get install -y tmux); .ci/run does this before npm test');
-    }
+  it.skipIf(tmux.skip)(tmux.title('starts a detached session with the run and `ralph status --watch`, which a test can watch and stop'), async () => {
+    const bin = tmux.bin();
     const box = makeSandbox();
     sandbox = box;
     seedBeads(box, standardEpic(3));
     scenario(box, [closeStep('ws-9w6.2', { delayMs: 150 }), closeStep('ws-9w6.3', { delayMs: 150 }), closeStep('ws-9w6.4', { delayMs: 150 })]);
     // A private tmux server (its socket under the sandbox), so the user's own tmux is never touched.
-    const env: NodeJS.ProcessEnv = { ...box.env, TMUX_TMPDIR: box.root, SHELL: '/bin/sh', TERM: 'xterm-256color', RALPH: `${TSX} ${RALPH}` };
+    const env: NodeJS.ProcessEnv = { ...box.env, PATH: tmux.pathWith(box.env.PATH), TMUX_TMPDIR: box.root, SHELL: '/bin/sh', TERM: 'xterm-256color', RALPH: `${TSX} ${RALPH}` };
     delete env.TMUX;
     const name = `ralph-test-${process.pid}-${Date.now()}`;
-    const tmux = (...args: string[]): string => execFileSync('tmux', args, { env, encoding: 'utf8' });
+    const tmuxRun = (...args: string[]): string => execFileSync(bin, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     cleanups.push(() => {
       try {
-        tmux('kill-server');
+        tmuxRun('kill-server');
       } catch {
         // already gone
       }
@@ -109,9 +110,9 @@ describe('examples/ralph-tmux.sh', () => {
     const started = await run('bash', [TMUX_SCRIPT, name, ...FAST_FLAGS.split(' ')], { cwd: box.repo, env });
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toContain(`tmux attach -t ${name}`);
-    expect(tmux('list-panes', '-t', `=${name}:ralph`, '-F', '#{pane_index}').trim().split('\n')).toEqual(['0', '1']);
+    expect(tmuxRun('list-panes', '-t', `=${name}:ralph`, '-F', '#{pane_index}').trim().split('\n')).toEqual(['0', '1']);
 
-    const pane = (index: number): string => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', `=${name}:ralph.${index}`);
+    const pane = (index: number): string => tmuxRun('capture-pane', '-p', '-J', '-S', '-', '-t', `=${name}:ralph.${index}`);
     await waitFor(() => /iteration 1\/50/.test(pane(0)), 30_000, `the run to start in pane 0:\n${pane(0)}`).catch((error: Error) => {
       throw new Error(`${error.message}\n--- pane 0:\n${pane(0)}\n--- pane 1:\n${pane(1)}`);
     });
@@ -127,7 +128,7 @@ describe('examples/ralph-tmux.sh', () => {
     // The status pane shows ralph's status, not an error.
     expect(pane(1)).not.toMatch(/not available yet|unknown command|command not found/);
     expect(pane(1).trim()).not.toBe('');
-    tmux('kill-session', '-t', `=${name}`);
-    expect(() => tmux('has-session', '-t', `=${name}`)).toThrow();
+    tmuxRun('kill-session', '-t', `=${name}`);
+    expect(() => tmuxRun('has-session', '-t', `=${name}`)).toThrow();
   }, 90_000);
 });

@@ -8,8 +8,9 @@ import { inflateSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IterationRecord, RunSummary } from '../../lib/events.ts';
 import { writeReports } from '../../lib/report/index.ts';
+import { needsTool } from '../support/needs-tool.ts';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((file) => existsSync(file));
+const chromium = needsTool('chromium', { bins: ['chromium', 'chromium-browser'] });
 
 interface Image {
   width: number;
@@ -143,19 +144,20 @@ function summaryOfFour(): RunSummary {
   };
 }
 
-let dir: string;
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
 
 describe('the HTML report in a real browser', () => {
-  it('renders the timeline chart offline in headless Chromium', async () => {
-    if (!CHROMIUM) {
-      throw new Error("chromium not found at /usr/bin/chromium: install Debian's package (apt-get install -y chromium); .ci/run does this before npm test");
-    }
+  it.skipIf(chromium.skip)(chromium.title('renders the timeline chart offline in headless Chromium'), async () => {
+    const bin = chromium.bin();
     dir = mkdtempSync(path.join(os.tmpdir(), 'ralph-report-html-'));
     const { html } = writeReports(dir, summaryOfFour());
     const shot = path.join(dir, 'shot.png');
     const result = await run(
-      CHROMIUM,
+      bin,
       [
         '--headless',
         '--no-sandbox',
