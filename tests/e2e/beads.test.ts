@@ -209,14 +209,24 @@ describe('the lock', () => {
   it('a second run exits 1 naming the holder; the first finishes normally', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
-    scenario(sandbox, [{ ...closeStep('ws-9w6.2'), marker: 'AGENT-STARTED', delayMs: 300 }]);
+    // The first run's agent waits until the second ralph has exited, so the lock is held throughout, whatever
+    // the machine's speed (a fixed delay let the first run finish before a slow second one started).
+    const release = path.join(sandbox.root, 'release');
+    const wait = `const fs = require('fs'); const timer = setInterval(() => fs.existsSync(${JSON.stringify(release)}) && clearInterval(timer), 20);`;
+    const close = closeStep('ws-9w6.2') as { run: string[][] };
+    scenario(sandbox, [{ ...close, run: [['node', '-e', wait], ...close.run] }]);
     const first = startRalph(sandbox, FAST);
-    await waitFor(() => first.output().stderr.includes('iteration 1/'), 20_000, 'first run to start');
-    const second = await runRalph(sandbox, FAST);
-    expect(second.code).toBe(1);
-    const holder = readFileSync(lockPath(sandbox), 'utf8').split('\n');
-    expect(second.stderr).toContain(`another ralph holds ${lockPath(sandbox)} (PID ${holder[0]}, started ${holder[1]}, branch 001-ralph-automation)`);
-    expect((await first.done).code).toBe(0);
+    try {
+      await waitFor(() => agentCalls(sandbox).length === 1, 20_000, 'first run to start its agent');
+      const second = await runRalph(sandbox, FAST);
+      expect(second.code, second.stderr).toBe(1);
+      const holder = readFileSync(lockPath(sandbox), 'utf8').split('\n');
+      expect(second.stderr).toContain(`another ralph holds ${lockPath(sandbox)} (PID ${holder[0]}, started ${holder[1]}, branch 001-ralph-automation)`);
+    } finally {
+      writeFileSync(release, '');
+    }
+    const done = await first.done;
+    expect(done.code, done.stderr).toBe(0);
   });
 
   it('reclaims a stale lock left by a killed run, with a warning', async () => {
