@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, agentPids, bdCalls, closeStep, FAST, makeSandbox, pidAlive, readBeads, runRalph, scenario, seedBeads, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, agentPids, bdCalls, closeStep, FAST, makeSandbox, pidAlive, readBeads, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -250,7 +250,7 @@ describe('signals', () => {
       const run = startRalph(sandbox, ['--json', ...FAST]);
       await waitFor(() => agentPids(sandbox).length >= 2, 20_000, 'agent and grandchild');
       await waitFor(() => existsSync(lockPath(sandbox)), 5000, 'lock');
-      run.child.kill(signal);
+      signalRalph(sandbox, signal);
       const result = await run.done;
       expect(result.code, result.stderr).toBe(code);
       expect(JSON.parse(result.stdout)).toMatchObject({ status: 'interrupted', exitCode: code, tasksRemaining: 2 });
@@ -266,10 +266,10 @@ describe('signals', () => {
     scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true, ignoreTerm: true }]);
     const run = startRalph(sandbox, ['--kill-grace', '30s']);
     await waitFor(() => agentPids(sandbox).length >= 1, 20_000, 'agent');
-    run.child.kill('SIGINT');
+    signalRalph(sandbox, 'SIGINT');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const started = Date.now();
-    run.child.kill('SIGINT');
+    signalRalph(sandbox, 'SIGINT');
     const result = await run.done;
     expect(result.code, result.stderr).toBe(130);
     expect(Date.now() - started).toBeLessThan(5000);

@@ -192,6 +192,18 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** The PID of the real ralph process, read from its lock (tsx's wrapper is its parent). */
+export const ralphPid = (box: Sandbox): number => Number(readFileSync(path.join(box.repo, '.ralph.lock'), 'utf8').split('\n')[0]);
+
+/**
+ * Sends a signal to the real ralph process, as `kill <pid>` with the PID `ralph status` shows. Not to tsx's
+ * wrapper: it relays a signal, then SIGKILLs its child when the child does not confirm within 30 ms, which
+ * happens on a loaded machine and would test tsx rather than ralph.
+ */
+export function signalRalph(box: Sandbox, signal: NodeJS.Signals): void {
+  process.kill(ralphPid(box), signal);
+}
+
 export function agentPids(sandbox: Sandbox): number[] {
   if (!existsSync(sandbox.pidsFile)) return [];
   return readFileSync(sandbox.pidsFile, 'utf8').split('\n').filter(Boolean).map(Number);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StatusFileSink } from '../../lib/progress/status-file.ts';
-import { agentCalls, closeStep, FAKES, makeSandbox, runRalph, scenario, seedBeads, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, closeStep, FAKES, makeSandbox, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -71,7 +71,8 @@ describe('ralph status, end to end', () => {
       expect(text.stdout).toMatch(/tasks \(beads, epic ws-9w6 "Feature: ralph-automation"\): 1 done, 2 remaining/);
       expect(text.stdout).not.toMatch(/\u001b\[/);
     } finally {
-      run.child.kill('SIGINT');
+      if (existsSync(lockPath(sandbox))) signalRalph(sandbox, 'SIGINT');
+      else run.child.kill('SIGINT');
     }
     const result = await run.done;
     expect(result.code).toBe(130);

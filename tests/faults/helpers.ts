@@ -52,9 +52,6 @@ export function expectLockGone(box: Sandbox): void {
   expect(existsSync(`${lockPath(box)}.d`), '.ralph.lock.d left behind').toBe(false);
 }
 
-/** The PID of the real ralph process (tsx's wrapper is its parent), read from the lock. */
-export const ralphPid = (box: Sandbox): number => Number(readFileSync(lockPath(box), 'utf8').split('\n')[0]);
-
 /** The log folders of every session, oldest first. */
 export function sessionDirs(box: Sandbox): string[] {
   const logs = path.join(box.repo, '.ralph', 'logs');
