@@ -50,6 +50,8 @@ export function makeSandbox(options: SandboxOptions = {}): Sandbox {
     HOME: home,
     LANG: 'C.UTF-8',
     TZ: 'UTC',
+    // The suite's private temp folder (tests/support/global-setup.ts): what ralph and the fakes leave there is seen.
+    TMPDIR: os.tmpdir(),
     IS_SANDBOX: '1',
     GIT_CONFIG_NOSYSTEM: '1',
     FAKE_AGENT_LOG: path.join(root, 'agent.log'),

@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseArgv } from '../../lib/cli/argv.ts';
 import { DEFAULTS, readConfigFile, resolveConfig } from '../../lib/config.ts';
+import { tempDir } from '../support/temp.ts';
 
 const resolve = (argv: string[], env: NodeJS.ProcessEnv = {}, file: Record<string, unknown> = {}) =>
   resolveConfig({ flags: parseArgv(argv).flags, env, file, passthrough: parseArgv(argv).passthrough });
@@ -51,7 +51,7 @@ describe('resolveConfig', () => {
 
 describe('readConfigFile', () => {
   it('is empty when there is no file and names the file when it is not JSON', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'ralph-config-'));
+    const dir = tempDir('ralph-config-');
     expect(readConfigFile(dir)).toEqual({});
     writeFileSync(path.join(dir, 'ralph.config.json'), '{ nope');
     expect(() => readConfigFile(dir)).toThrow(/ralph.config.json: not valid JSON/);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, expect } from 'vitest';
@@ -6,12 +6,13 @@ import { resolveConfig } from '../../lib/config.ts';
 import { InterruptedError } from '../../lib/errors.ts';
 import { detectGates, failureLine, formatGateResults, gateName, OUTPUT_TAIL_BYTES, resolveGates, runGates, type GateResult } from '../../lib/gates.ts';
 import { processAlive } from '../../lib/process/process-tree.ts';
+import { tempDir } from '../support/temp.ts';
 
 const NODE = JSON.stringify(process.execPath);
 const node = (code: string): string => `${NODE} -e ${JSON.stringify(code)}`;
 
 function project(pkg: unknown, files: Record<string, string> = {}): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'ralph-gates-'));
+  const dir = tempDir('ralph-gates-');
   if (pkg !== undefined) writeFileSync(path.join(dir, 'package.json'), typeof pkg === 'string' ? pkg : JSON.stringify(pkg));
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   return dir;
@@ -60,9 +61,10 @@ describe('detectGates', () => {
 
 describe('resolveGates', () => {
   const config = (gate?: string[]) => resolveConfig({ flags: new Map(gate ? [['gate', gate]] : []), env: {}, file: {} });
-  const dir = project({ scripts: { test: 'vitest run' } });
+  const testScript = () => project({ scripts: { test: 'vitest run' } });
 
   it('prefers configured gates and names them', () => {
+    const dir = testScript();
     expect(resolveGates(dir, config(['npx tsc --noEmit', 'npx vitest run', 'npx vitest run --project e2e', 'make check']))).toEqual([
       { name: 'typecheck', command: 'npx tsc --noEmit' },
       { name: 'test', command: 'npx vitest run' },
@@ -72,6 +74,7 @@ describe('resolveGates', () => {
   });
 
   it('falls back to detection, and `none` turns gates off', () => {
+    const dir = testScript();
     expect(resolveGates(dir, config())).toEqual([{ name: 'test', command: 'npm run test' }]);
     expect(resolveGates(dir, config([]))).toEqual([{ name: 'test', command: 'npm run test' }]);
     expect(resolveGates(dir, config(['none']))).toEqual([]);

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, renameSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Git, parseStatusV2 } from '../../lib/git.ts';
+import { tempDir } from '../support/temp.ts';
 
 describe('parseStatusV2', () => {
   it('reads the HEAD oid and ordinary, renamed, unmerged and untracked paths', () => {
@@ -28,7 +28,7 @@ describe('parseStatusV2', () => {
 describe('Git against a real repository', () => {
   const env = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test' };
   const repo = () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'ralph-git-'));
+    const dir = tempDir('ralph-git-');
     execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });
     writeFileSync(path.join(dir, 'a.txt'), 'a\n');
     execFileSync('git', ['add', '-A'], { cwd: dir });

@@ -1,11 +1,11 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Output } from '../../lib/deps.ts';
 import { runOnExitHook, type ExitHookEnv } from '../../lib/hooks.ts';
+import { tempDir } from '../support/temp.ts';
 
-const temp = () => mkdtempSync(path.join(os.tmpdir(), 'ralph-hook-'));
+const temp = () => tempDir('ralph-hook-');
 const collect = (): Output & { text: string } => {
   const out = { text: '', write: (chunk: string) => (out.text += chunk) };
   return out;

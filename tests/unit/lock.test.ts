@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLock, formatLockInfo, inspectLock, parseLockInfo } from '../../lib/lock.ts';
+import { tempDir } from '../support/temp.ts';
 
-const temp = () => mkdtempSync(path.join(os.tmpdir(), 'ralph-lock-'));
+const temp = () => tempDir('ralph-lock-');
 const options = (root: string, warnings: string[] = []) => ({ root, branch: '001-x', now: new Date('2026-11-22T02:00:00Z'), warn: (m: string) => warnings.push(m), onCompromised: () => undefined });
 
 describe('lock file format', () => {

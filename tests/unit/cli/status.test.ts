@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
@@ -8,9 +7,10 @@ import { statusCommand, type StatusReport } from '../../../lib/cli/status.ts';
 import { execCommand, type Deps, type Output } from '../../../lib/deps.ts';
 import { StatusFileSink } from '../../../lib/progress/status-file.ts';
 import { sessionStart, summary, T0, task } from '../progress/fixtures.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const NOW = T0 + 65_000;
-const temp = () => mkdtempSync(path.join(os.tmpdir(), 'ralph-status-cmd-'));
+const temp = () => tempDir('ralph-status-cmd-');
 const collect = (isTTY = false): Output & { text: string } => {
   const out = { text: '', isTTY, write: (chunk: string) => (out.text += chunk) };
   return out;

@@ -1,11 +1,12 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runProcess, type RunOptions } from '../../../lib/process/runner.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const node = process.execPath;
-const temp = () => mkdtempSync(path.join(os.tmpdir(), 'ralph-runner-'));
+const temp = () => tempDir('ralph-runner-');
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);

@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createStateSinks } from '../../../lib/progress/index.ts';
 import { EventLogSink, eventsPath, MAX_AGENT_TEXT } from '../../../lib/progress/event-log.ts';
 import { StatusFileSink } from '../../../lib/progress/status-file.ts';
 import { script, sessionStart, T0 } from './fixtures.ts';
+import { tempDir } from '../../support/temp.ts';
 
-const temp = () => mkdtempSync(path.join(os.tmpdir(), 'ralph-events-'));
+const temp = () => tempDir('ralph-events-');
 const lines = (root: string) => readFileSync(eventsPath(root), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('EventLogSink', () => {

@@ -1,12 +1,12 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readStatusFile, StatusFileSink, statusPath } from '../../../lib/progress/status-file.ts';
 import { describeState, formatCountdown } from '../../../lib/progress/state.ts';
 import { script, sessionStart, T0, task } from './fixtures.ts';
+import { tempDir } from '../../support/temp.ts';
 
-const temp = () => mkdtempSync(path.join(os.tmpdir(), 'ralph-status-'));
+const temp = () => tempDir('ralph-status-');
 const read = (root: string) => JSON.parse(readFileSync(statusPath(root), 'utf8')) as Record<string, unknown>;
 const iso = (offset: number) => new Date(T0 + offset).toISOString();
 

@@ -1,15 +1,15 @@
-import { cpSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig, type Config } from '../../../../lib/config.ts';
 import type { Deps, ExecOptions, ExecResult } from '../../../../lib/deps.ts';
 import type { OptionValue } from '../../../../lib/config/values.ts';
+import { tempDir as makeTempDir } from '../../../support/temp.ts';
 
 export const FIXTURES = fileURLToPath(new URL('../../../fixtures/prd/', import.meta.url));
 
 export function tempDir(prefix = 'ralph-prd-'): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 /** A temp copy of a fixture folder (dot folders included). */

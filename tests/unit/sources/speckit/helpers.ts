@@ -1,11 +1,11 @@
 // Shared setup for the Spec Kit source tests: fixture copies in temp dirs and a fake context.
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveConfig } from '../../../../lib/config.ts';
 import type { Deps } from '../../../../lib/deps.ts';
 import type { IterationInfo, IterationResult, SourceContext, Task } from '../../../../lib/sources/types.ts';
+import { tempDir } from '../../../support/temp.ts';
 
 export const FIXTURES = fileURLToPath(new URL('../../../fixtures/speckit/', import.meta.url));
 
@@ -19,13 +19,13 @@ export function readFixture(...parts: string[]): string {
 
 /** A private copy of a fixture project, safe to write into. */
 export function copyFixture(name: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), `ralph-speckit-${name}-`));
+  const dir = tempDir(`ralph-speckit-${name}-`);
   cpSync(fixturePath(name), dir, { recursive: true });
   return dir;
 }
 
 export function emptyProject(): string {
-  return mkdtempSync(path.join(os.tmpdir(), 'ralph-speckit-empty-'));
+  return tempDir('ralph-speckit-empty-');
 }
 
 export interface TestContext extends SourceContext {

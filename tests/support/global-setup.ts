@@ -1,0 +1,110 @@
+// Every `npm test` leaves the machine as it found it. Before the suite: a private temp folder becomes
+// TMPDIR for the test workers (and, through makeSandbox, for every ralph, agent and helper they start), and
+// the checkout's `git status` is noted. After it: no process that belongs to the run is left, the temp
+// folder is empty, and `git status` is unchanged. Anything left over is listed and the run fails; the
+// processes are then killed and the folder removed, so even a failing run cleans up after itself.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** tsx's compile cache and IPC sockets (`tsx-<uid>/`): its own, not a test's leftover. */
+const TOOL_CACHES = /^tsx-\d+$/;
+/** How long processes get to finish exiting (a tree kill in flight, a reaped agent) before they count. */
+const PROCESS_GRACE_MS = 5000;
+
+interface Leftover {
+  pid: number;
+  command: string;
+}
+
+function read(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Live processes (not zombies) that mention `marker` in their environment, command line or cwd, except this one. */
+export function processesOf(marker: string, exclude: Set<number>): Leftover[] {
+  const found: Leftover[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || exclude.has(pid)) continue;
+    const stat = read(`/proc/${pid}/stat`);
+    if (!stat || stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+    let cwd = '';
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      // gone, or not ours to read
+    }
+    const command = read(`/proc/${pid}/cmdline`).split('\0').join(' ').trim();
+    if (cwd.startsWith(marker) || command.includes(marker) || read(`/proc/${pid}/environ`).includes(marker)) found.push({ pid, command: command || `(pid ${pid})` });
+  }
+  return found;
+}
+
+/** The vitest workers (this process's own children running vitest) are not leftovers. */
+function ownWorkers(): Set<number> {
+  const workers = new Set<number>([process.pid]);
+  for (const name of readdirSync('/proc')) {
+    const stat = read(`/proc/${name}/stat`);
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === process.pid && read(`/proc/${name}/cmdline`).includes('vitest')) workers.add(Number(name));
+  }
+  return workers;
+}
+
+async function settledProcesses(marker: string): Promise<Leftover[]> {
+  const deadline = Date.now() + PROCESS_GRACE_MS;
+  for (;;) {
+    const left = processesOf(marker, ownWorkers());
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function gitStatus(): string[] {
+  try {
+    const out = execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: PROJECT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return out.split('\n').filter((line) => line && !line.startsWith('!! node_modules/'));
+  } catch {
+    return []; // not a git checkout (an unpacked tarball): nothing to compare
+  }
+}
+
+export default function setup(): () => Promise<void> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-suite-'));
+  const outsideTmp = os.tmpdir();
+  process.env.TMPDIR = root;
+  const gitBefore = new Set(gitStatus());
+
+  return async () => {
+    process.env.TMPDIR = outsideTmp;
+    const problems: string[] = [];
+    const processes = await settledProcesses(root);
+    if (processes.length > 0) {
+      problems.push(`${processes.length} process(es) started by the tests still run (now killed):`, ...processes.map((item) => `  ${item.pid} ${item.command.slice(0, 200)}`));
+      for (const item of processes) {
+        try {
+          process.kill(item.pid, 'SIGKILL');
+        } catch {
+          // exited meanwhile
+        }
+      }
+    }
+    const files = readdirSync(root).filter((name) => !TOOL_CACHES.test(name));
+    if (files.length > 0) problems.push(`${files.length} temp file(s) or folder(s) left in ${root} (now removed):`, ...files.sort().map((name) => `  ${name}`));
+    rmSync(root, { recursive: true, force: true });
+    const changed = gitStatus().filter((line) => !gitBefore.has(line));
+    if (changed.length > 0) problems.push(`the tests changed the checkout ${PROJECT} (git status --ignored):`, ...changed.map((line) => `  ${line}`));
+    if (problems.length > 0) {
+      console.error(['', '✗ the test run did not leave the machine as it found it:', ...problems, ''].join('\n'));
+      process.exitCode = 1;
+    }
+  };
+}
