@@ -1,3 +1,5 @@
+// Small Markdown readers shared by the task sources and the agents' answers. Pure.
+
 /** Which lines of a Markdown text sit inside fenced code blocks (fence lines included). */
 export function fencedLines(lines: readonly string[]): { fenced: Set<number>; openFence: boolean } {
   const fenced = new Set<number>();
@@ -9,4 +11,35 @@ export function fencedLines(lines: readonly string[]): { fenced: Set<number>; op
     } else if (inFence) fenced.add(index);
   });
   return { fenced, openFence: inFence };
+}
+
+/** A checkbox: open `[ ]`/`[]`, done `[x]`/`[X]`/`[✅]`/`[✓]`, or a mark nobody agreed on (`[-]`, `[~]`). */
+export type BoxState = 'open' | 'done' | 'unknown';
+
+/** A list item with a checkbox: `- [ ] …`, `* [x] …`, `1. [X] …`, nested, quoted or squeezed. */
+export interface CheckboxLine {
+  state: BoxState;
+  /** What stands between the brackets: ` `, `x`, `✅`, `-`, … */
+  box: string;
+  /** The text after the checkbox, trimmed. */
+  rest: string;
+  /** Inside a `>` block quote. */
+  quoted: boolean;
+}
+
+// Bullet, optional spaces (`-[X]T001` occurs), a box of at most three characters, the rest.
+const CHECKBOX = /^\s*((?:>\s*)*)(?:[-*+]|\d{1,3}[.)])\s*\[([^[\]]{0,3})\]\s*(.*?)\s*$/u;
+const OPEN_BOX = /^\s*$/;
+const DONE_BOX = /^\s*[xX✓✔✅☑]\uFE0F?\s*$/u;
+/** A single mark that is neither open nor done (`[-]`, `[~]`, `[/]`, `[⚠️]`): ralph cannot tell what it means. */
+const OTHER_BOX = /^\s*[^\p{L}\p{N}\s]\uFE0F?\s*$/u;
+
+/** The checkbox of a list item, or undefined when the line is not one (`- [P] tasks = …` is not). */
+export function readCheckbox(line: string): CheckboxLine | undefined {
+  const match = CHECKBOX.exec(line);
+  if (!match) return undefined;
+  const box = match[2]!;
+  const state: BoxState | undefined = OPEN_BOX.test(box) ? 'open' : DONE_BOX.test(box) ? 'done' : OTHER_BOX.test(box) ? 'unknown' : undefined;
+  if (!state) return undefined;
+  return { state, box, rest: match[3]!, quoted: match[1]!.length > 0 };
 }

@@ -10,6 +10,10 @@ export async function initCommand(parsed: ParsedArgv, deps: Deps): Promise<numbe
   const config = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root) });
   const result = initFromRulebook(root, { force: parsed.flags.get('force') === true, now: deps.now(), warn: (message) => deps.stderr.write(`ralph: warning: ${message}\n`) });
   if (config.json) deps.stdout.write(`${JSON.stringify(result)}\n`);
-  else deps.stdout.write(`wrote ${result.prdPath} with ${result.taskCount} tasks\n`);
+  else {
+    const width = Math.max(...result.tasks.map((task) => task.id.length));
+    const lines = result.tasks.map((task) => `  ${task.id.padEnd(width)}  ${task.status.padEnd(9)}  ${task.judgedBy}`);
+    deps.stdout.write(`wrote ${result.prdPath} with ${result.taskCount} tasks:\n${lines.join('\n')}\n`);
+  }
   return result.success ? 0 : 1;
 }

@@ -58,10 +58,12 @@ describe('PRD mode, end to end', () => {
     const init = await runRalph(sandbox, ['init', '--json']);
     expect(init.code, init.stderr).toBe(0);
     const created = JSON.parse(init.stdout);
-    expect(created).toEqual({ success: true, taskCount: expect.any(Number), prdPath: path.join(sandbox.repo, '.rulebook-ralph', 'prd.json') });
-    expect(created.taskCount).toBeGreaterThan(1);
-    const again = await runRalph(sandbox, ['init', '--json']);
+    expect(created).toMatchObject({ success: true, taskCount: 5, prdPath: path.join(sandbox.repo, '.rulebook-ralph', 'prd.json') });
+    expect(created.tasks.map((task: { id: string; status: string }) => `${task.id}:${task.status}`)).toEqual(['refactor-db:completed', 'fix-logging:pending', 'add-auth:pending', 'migrate-api:blocked', 'legacy-cleanup:pending']);
+    const again = await runRalph(sandbox, ['init']);
     expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^wrote .*prd\.json with 5 tasks:\n/);
+    expect(again.stdout).toMatch(/^  legacy-cleanup  pending    no \.metadata\.json; tasks\.md has 1 of 1 item open$/m);
     writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ gate: ['none'] }));
     commitAll(sandbox, 'prd');
     scenario(sandbox, [{ lines: [report('completed')] }]);

@@ -29,6 +29,8 @@ export interface InitResult {
   taskCount: number;
   /** Absolute path of the written prd.json. */
   prdPath: string;
+  /** Each task in work order, with the status ralph gave it and how it judged it. */
+  tasks: Array<{ id: string; status: string; judgedBy: string }>;
 }
 
 /** The prd.json document for the tasks, in the rulebook shape; priority is the work order, from 1. */
@@ -134,5 +136,5 @@ export function initFromRulebook(root: string, options: InitOptions): InitResult
   const prd = buildRulebookPrd(tasks, { project: projectName(root), now: options.now });
   writeFileAtomic(prdFile, `${JSON.stringify(prd, null, 2)}\n`);
   writeFileAtomic(progressPath(prdFile), progressHeader({ now: options.now, prd: INIT_PRD, taskCount: tasks.length }));
-  return { success: true, taskCount: tasks.length, prdPath: prdFile };
+  return { success: true, taskCount: tasks.length, prdPath: prdFile, tasks: tasks.map((task) => ({ id: task.id, status: task.status, judgedBy: task.judgedBy })) };
 }

@@ -1,7 +1,7 @@
 // Finds rulebook task folders and reads each into a RulebookTask, in the order they are to be worked on.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { mapRulebookStatus, parseProposal, parseTasksMd, specRequirements } from './rulebook-parse.ts';
+import { judgeStatus, parseProposal, parseTasksMd, specRequirements } from './rulebook-parse.ts';
 import type { PrdStatus } from './schema.ts';
 
 /** Where rulebook keeps task folders: current layout first, then the older one. */
@@ -19,6 +19,10 @@ export interface RulebookTask {
   openItems: string[];
   doneItems: string[];
   requirements: string[];
+  /** How ralph judged the status, for `ralph init` to say: `.metadata.json says "pending"`, `no .metadata.json; tasks.md fully ticked (20 items)`. */
+  judgedBy: string;
+  /** The metadata says pending or in progress, but every item of tasks.md is ticked. */
+  tickedButPending: boolean;
 }
 
 function readText(file: string): string | undefined {
@@ -47,24 +51,12 @@ function readTask(root: string, folder: string, id: string, warn: (message: stri
   if (metadataText === undefined && proposalText === undefined && tasksText === undefined) return undefined;
   const sourcePath = path.relative(root, folder).split(path.sep).join('/');
 
-  let metadata: Record<string, unknown> = {};
-  if (metadataText !== undefined) {
-    try {
-      const parsed: unknown = JSON.parse(metadataText);
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) metadata = parsed as Record<string, unknown>;
-      else warn(`${sourcePath}/.metadata.json: expected a JSON object; treating the task as pending`);
-    } catch (error) {
-      warn(`${sourcePath}/.metadata.json: not valid JSON (${(error as Error).message}); treating the task as pending`);
-    }
-  }
-  let status = mapRulebookStatus(metadata.status);
-  if (status === undefined) {
-    if (metadata.status !== undefined) warn(`${sourcePath}: unknown status ${JSON.stringify(metadata.status)}; treating the task as pending`);
-    status = 'pending';
-  }
+  const items = parseTasksMd(tasksText ?? '');
+  const judged = judgeStatus(metadataText, items);
+  if (judged.problem) warn(`${sourcePath}/${judged.problem}; judging the task by its tasks.md`);
+  const { metadata, status, judgedBy, tickedButPending } = judged;
 
   const proposal = parseProposal(proposalText ?? '');
-  const items = parseTasksMd(tasksText ?? '');
   const requirements: string[] = [];
   const specsDir = path.join(folder, 'specs');
   if (isDir(specsDir)) {
@@ -84,6 +76,8 @@ function readTask(root: string, folder: string, id: string, warn: (message: stri
     openItems: items.open,
     doneItems: items.done,
     requirements,
+    judgedBy,
+    tickedButPending,
   };
 }
 
@@ -104,6 +98,13 @@ export function scanRulebookTasks(root: string, warn: (message: string) => void 
       const task = readTask(root, folder, name, warn);
       if (task) tasks.set(name, task);
     }
+  }
+  const ticked = [...tasks.values()].filter((task) => task.tickedButPending);
+  if (ticked.length > 0) {
+    const one = ticked.length === 1;
+    warn(
+      `${ticked.length} task${one ? ' is' : 's are'} pending in .metadata.json although every item of ${one ? 'its' : 'their'} tasks.md is ticked: ${ticked.map((task) => task.sourcePath).join(', ')}; ralph queues ${one ? 'it' : 'them'} as the metadata says (set "status": "completed" there if the work is done)`,
+    );
   }
   return [...tasks.values()].sort(
     (a, b) =>

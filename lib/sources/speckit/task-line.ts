@@ -3,19 +3,9 @@
 // Real files write the same thing many ways: `- [ ] T001`, `* [x] **T001**`, `  - [X] T102.1` nested under
 // its parent, `- [ ] T104A [P]`, `- [x] T129A[P][US2]`, `-[X]T001[P]` with the spaces squeezed out,
 // `[✅]` for done and `[]` for open. Whatever ralph cannot read for sure is reported, never dropped.
+import { readCheckbox, type BoxState } from '../../markdown.ts';
 
-export type BoxState = 'open' | 'done' | 'unknown';
-
-/** A list item with a checkbox: `- [ ] …`, `* [x] …`, `1. [X] …`, nested, quoted or squeezed. */
-export interface CheckboxLine {
-  state: BoxState;
-  /** What stands between the brackets: ` `, `x`, `✅`, `-`, … */
-  box: string;
-  /** The text after the checkbox, trimmed. */
-  rest: string;
-  /** Inside a `>` block quote. */
-  quoted: boolean;
-}
+export { readCheckbox, type BoxState, type CheckboxLine } from '../../markdown.ts';
 
 /** A checkbox line that starts with something like a task id. */
 export type TaskLine =
@@ -25,25 +15,9 @@ export type TaskLine =
 /** The id forms ralph reads: `T001`, `T0001`, a letter suffix `T002a`/`T104A`, dotted sub-ids `T047.5`, `T090.12`. */
 export const TASK_ID_FORMAT = 'T followed by 3 or more digits, optionally a letter (T002a) or a dotted sub-number (T102.1)';
 
-// Bullet, optional spaces (`-[X]T001` occurs), a box of at most three characters, the rest.
-const CHECKBOX = /^\s*((?:>\s*)*)(?:[-*+]|\d{1,3}[.)])\s*\[([^[\]]{0,3})\]\s*(.*?)\s*$/u;
-const OPEN_BOX = /^\s*$/;
-const DONE_BOX = /^\s*[xX✓✔✅☑]\uFE0F?\s*$/u;
-/** A single mark that is neither open nor done (`[-]`, `[~]`, `[/]`, `[⚠️]`): ralph cannot tell what it means. */
-const OTHER_BOX = /^\s*[^\p{L}\p{N}\s]\uFE0F?\s*$/u;
 /** Something that starts like a task id: `T` and a digit, maybe in bold. */
 const LOOKS_LIKE_ID = /^\**(T\d[\w.]*)/;
 const TASK_ID = /^\**(T\d{3,}(?:\.\d+)*[A-Za-z]?)(?![A-Za-z0-9]|\.\d)\**/;
-
-/** The checkbox of a list item, or undefined when the line is not one (`- [P] tasks = …` is not). */
-export function readCheckbox(line: string): CheckboxLine | undefined {
-  const match = CHECKBOX.exec(line);
-  if (!match) return undefined;
-  const box = match[2]!;
-  const state: BoxState | undefined = OPEN_BOX.test(box) ? 'open' : DONE_BOX.test(box) ? 'done' : OTHER_BOX.test(box) ? 'unknown' : undefined;
-  if (!state) return undefined;
-  return { state, box, rest: match[3]!, quoted: match[1]!.length > 0 };
-}
 
 /** A checkbox line that starts with a task id (readable or not); undefined for other lines. */
 export function readTaskLine(line: string): TaskLine | undefined {

@@ -11,7 +11,10 @@ import {
   scanRulebookTasks,
   specRequirements,
 } from '../../../../lib/sources/prd/init.ts';
+import { judgeStatus } from '../../../../lib/sources/prd/rulebook-parse.ts';
 import { readPrd } from '../../../../lib/sources/prd/schema.ts';
+import { prdSnapshot } from '../../../../lib/sources/prd/selection.ts';
+import { decideNext } from '../../../../lib/decide.ts';
 import { copyFixture, tempDir } from './helpers.ts';
 
 const NOW = Date.parse('2026-11-20T10:00:00.000Z');
@@ -85,12 +88,62 @@ describe('scanRulebookTasks on a realistic tree', () => {
   });
 });
 
+describe('rulebook task folders judged by their tasks.md', () => {
+  it.each([
+    ['no metadata, every item ticked', undefined, { open: [], done: ['1.1', '1.2'] }, 'completed', 'no .metadata.json; tasks.md fully ticked (2 items)', false],
+    ['no metadata, an item open', undefined, { open: ['1.3'], done: ['1.1', '1.2'] }, 'pending', 'no .metadata.json; tasks.md has 1 of 3 items open', false],
+    ['no metadata, no checkbox', undefined, { open: [], done: [] }, 'pending', 'no .metadata.json; no checkbox in tasks.md', false],
+    ['metadata pending, every item ticked', '{"status":"pending"}', { open: [], done: ['1.1'] }, 'pending', '.metadata.json says "pending"', true],
+    ['metadata in progress, an item open', '{"status":"in-progress"}', { open: ['1.2'], done: ['1.1'] }, 'pending', '.metadata.json says "in-progress"', false],
+    ['metadata without a status, every item ticked', '{"createdAt":"2026-01-01"}', { open: [], done: ['1.1'] }, 'completed', 'no status in .metadata.json; tasks.md fully ticked (1 item)', false],
+    ['broken metadata, every item ticked', '{ status', { open: [], done: ['1.1'] }, 'completed', 'unusable .metadata.json; tasks.md fully ticked (1 item)', false],
+  ] as const)('%s → %s', (_name, metadata, items, status, judgedBy, tickedButPending) => {
+    const judged = judgeStatus(metadata, { open: [...items.open], done: [...items.done] });
+    expect(judged).toMatchObject({ status, judgedBy, tickedButPending });
+  });
+
+  it('queues only unfinished folders, says how it judged each, and warns about ticked pending ones', () => {
+    const root = copyFixture('rulebook-ticked');
+    const warnings: string[] = [];
+    const result = initFromRulebook(root, { force: false, now: NOW, warn: (message) => warnings.push(message) });
+    expect(result.tasks).toEqual([
+      { id: 'port-sdk', status: 'pending', judgedBy: '.metadata.json says "in-progress"' },
+      { id: 'add-cluster-mode', status: 'pending', judgedBy: '.metadata.json says "pending"' },
+      { id: 'build-dashboard', status: 'pending', judgedBy: 'no .metadata.json; tasks.md has 1 of 3 items open' },
+      { id: 'phase1_fix-lock-order', status: 'completed', judgedBy: 'no .metadata.json; tasks.md fully ticked (3 items)' },
+      { id: 'phase1_trim-allocations', status: 'completed', judgedBy: 'no .metadata.json; tasks.md fully ticked (2 items)' },
+    ]);
+    expect(warnings).toEqual([
+      '1 task is pending in .metadata.json although every item of its tasks.md is ticked: .rulebook/tasks/add-cluster-mode; ralph queues it as the metadata says (set "status": "completed" there if the work is done)',
+    ]);
+    const doc = readPrd(result.prdPath);
+    // The CRLF + BOM tasks.md reads like any other: its one open item is the task's acceptance criterion.
+    expect(doc.items.find((item) => item.id === 'port-sdk')?.acceptanceCriteria).toEqual(['1.2 Port the examples']);
+    expect(doc.items.find((item) => item.id === 'build-dashboard')?.acceptanceCriteria).toEqual(['1.3 Metrics page']);
+    const snapshot = prdSnapshot(doc);
+    expect(snapshot.ready[0]?.id).toBe('port-sdk');
+    expect(snapshot.remaining.map((task) => task.id)).toEqual(['port-sdk', 'add-cluster-mode', 'build-dashboard']);
+    expect(decideNext(snapshot, { iterations: 0, costUsd: 0 }, { maxIterations: 9 }).kind).toBe('run');
+  });
+});
+
 describe('initFromRulebook', () => {
   it('writes .rulebook-ralph/prd.json in the rulebook shape and starts progress.txt', () => {
     const root = copyFixture('rulebook-project');
     const result = initFromRulebook(root, { force: false, now: NOW });
     const prdPath = path.join(root, '.rulebook-ralph', 'prd.json');
-    expect(result).toEqual({ success: true, taskCount: 5, prdPath });
+    expect(result).toEqual({
+      success: true,
+      taskCount: 5,
+      prdPath,
+      tasks: [
+        { id: 'refactor-db', status: 'completed', judgedBy: '.metadata.json says "completed"' },
+        { id: 'fix-logging', status: 'pending', judgedBy: '.metadata.json says "in-progress"' },
+        { id: 'add-auth', status: 'pending', judgedBy: '.metadata.json says "pending"' },
+        { id: 'migrate-api', status: 'blocked', judgedBy: '.metadata.json says "blocked"' },
+        { id: 'legacy-cleanup', status: 'pending', judgedBy: 'no .metadata.json; tasks.md has 1 of 1 item open' },
+      ],
+    });
 
     const doc = readPrd(prdPath);
     expect(doc.shape).toBe('rulebook');
