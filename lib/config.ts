@@ -25,6 +25,8 @@ export interface Config {
   killGrace: number;
   maxWait: number;
   maxCost?: number;
+  /** Workers running agents at once (1: the agent works in the repository itself). */
+  parallel: number;
   json: boolean;
   quiet: boolean;
   verbose: boolean;
@@ -123,6 +125,7 @@ export function resolveConfig(layers: ConfigLayers): Config {
     killGrace: get<number>('kill-grace') ?? DEFAULTS.killGrace,
     maxWait: get<number>('max-wait') ?? DEFAULTS.maxWait,
     maxCost: get<number>('max-cost'),
+    parallel: get<number>('parallel') ?? 1,
     json: get<boolean>('json') ?? false,
     quiet: get<boolean>('quiet') ?? false,
     verbose: get<boolean>('verbose') ?? false,

@@ -21,6 +21,10 @@ export interface IterationRecord {
   outputTokens: number;
   commit?: string;
   gates?: Array<{ name: string; passed: boolean }>;
+  /** The worker (1-based) that ran the iteration, with several workers. */
+  worker?: number;
+  /** A branch holding this iteration's work when it was not merged (failed, interrupted or conflicting). */
+  kept?: string;
 }
 
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';
@@ -51,7 +55,7 @@ export type RunEvent =
   | { type: 'session_start'; sessionId: string; source: string; target: string; agent: string; maxIterations: number; branch?: string; pid: number; logDir: string }
   | { type: 'info'; message: string }
   | { type: 'warning'; message: string }
-  | { type: 'iteration_start'; iteration: number; maxIterations: number; task: Task }
+  | { type: 'iteration_start'; iteration: number; maxIterations: number; task: Task; worker?: number }
   | { type: 'agent'; iteration: number; event: AgentEvent }
   | { type: 'attempt_failed'; iteration: number; attempt: number; kind: string; reason: string }
   | { type: 'backoff'; iteration: number; attempt: number; delayMs: number; until: number; reason: string }

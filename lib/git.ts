@@ -140,6 +140,30 @@ export class Git {
     return this.head();
   }
 
+  /** Runs any git command; its stdout. Throws a RalphError naming the command when git fails. */
+  async raw(args: readonly string[]): Promise<string> {
+    try {
+      return await this.git.raw([...args]);
+    } catch (error) {
+      throw new RalphError(`git ${args.join(' ')} failed: ${(error as Error).message.trim().split('\n').slice(0, 3).join(' ')}`, { cause: error });
+    }
+  }
+
+  /** Like raw(), but a failure is data: `{ ok: false, output }`. */
+  async attempt(args: readonly string[]): Promise<{ ok: boolean; output: string }> {
+    try {
+      return { ok: true, output: await this.git.raw([...args]) };
+    } catch (error) {
+      return { ok: false, output: (error as Error).message };
+    }
+  }
+
+  /** Uncommitted paths under `pathspecs` that git does not ignore (changed, new or deleted). */
+  async changedUnder(pathspecs: readonly string[]): Promise<string[]> {
+    if (pathspecs.length === 0) return [];
+    return parseStatusV2(await this.raw(['status', '--porcelain=v2', '-z', '--untracked-files=all', '--', ...pathspecs])).changed;
+  }
+
   /** Why git could not commit as someone (no user.name / user.email, none to guess), or undefined when it can. */
   async identityProblem(): Promise<string | undefined> {
     try {
@@ -171,8 +195,8 @@ export class Git {
   }
 }
 
-/** Keeps ralph's own files out of `git status` and an agent's `git add -A`, without touching .gitignore. */
-export async function excludeRalphFiles(git: Git): Promise<void> {
+/** Adds patterns to .git/info/exclude (shared by every worktree) that are not there yet. */
+export async function excludeFromGit(git: Git, ...patterns: string[]): Promise<void> {
   const file = await git.gitPath('info/exclude');
   if (!file) return;
   let text = '';
@@ -181,10 +205,15 @@ export async function excludeRalphFiles(git: Git): Promise<void> {
   } catch {
     // no exclude file yet
   }
-  const wanted = ['/.ralph.lock', '/.ralph.lock.d/', '/.ralph/'].filter((line) => !text.split('\n').includes(line));
+  const wanted = patterns.filter((line) => !text.split('\n').includes(line));
   if (wanted.length > 0) {
     mkdirSync(path.dirname(file), { recursive: true });
     appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}# ralph's run state\n${wanted.join('\n')}\n`);
   }
+}
+
+/** Keeps ralph's own files out of `git status` and an agent's `git add -A`, without touching .gitignore. */
+export async function excludeRalphFiles(git: Git): Promise<void> {
+  await excludeFromGit(git, '/.ralph.lock', '/.ralph.lock.d/', '/.ralph/');
   git.ownFilesExcluded = true;
 }

@@ -48,6 +48,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'force', kind: 'boolean', group: 'PRD', configurable: false, help: 'ralph init: replace a prd.json that holds progress (archived first to .rulebook-ralph/archive/<date>/)' },
   { name: 'gate', kind: 'list', group: 'Run', arg: 'CMD', defaultText: 'prd: typecheck, lint and test scripts of package.json; others: none', help: 'quality gate run by a shell after each iteration (repeatable); --gate none for no gates' },
   { name: 'commit', kind: 'boolean', group: 'Run', defaultText: 'on in prd mode, off otherwise', help: 'commit each passing iteration as "ralph: <task> <title>" with Ralph-Iteration and Ralph-Task trailers; --no-commit to skip' },
+  { name: 'parallel', kind: 'int', min: 1, group: 'Run', arg: 'N', defaultText: '1', help: 'run N agents at once, each in its own git worktree on its own branch; ralph merges their commits back one at a time' },
   { name: 'json', kind: 'boolean', group: 'Output', help: 'print one JSON summary on stdout' },
   { name: 'quiet', short: 'q', kind: 'boolean', group: 'Output', help: 'only iteration summaries and the result' },
   { name: 'verbose', short: 'v', kind: 'boolean', group: 'Output', help: "add the agent's full text" },

@@ -16,7 +16,7 @@ import { clearAgent, recordAgent } from '../process/agent-pid.ts';
 
 /** What one agent run of an iteration needs to know. */
 export interface AgentRunContext {
-  /** The repository root ralph's own files live in (.ralph/agent.pid). */
+  /** The repository root ralph's own files live in (.ralph/agents/). */
   root: string;
   /** Where the agent works: the repository, or a worker's worktree. */
   cwd: string;
@@ -81,6 +81,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
     attempt: async (attempt) => {
       if (attempt > 1 || waits > 0) await ctx.reclaim?.();
       const transcript = newTranscript();
+      let pgid: number | undefined;
       const process = await runProcess(command, {
         cwd: ctx.cwd,
         baseEnv: deps.env,
@@ -90,7 +91,10 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
         signal: ctx.signal,
         stdoutLog: `${ctx.logBase}.jsonl`,
         stderrLog: `${ctx.logBase}.stderr.log`,
-        onSpawn: (pid) => recordAgent(ctx.root, pid),
+        onSpawn: (pid) => {
+          pgid = pid;
+          recordAgent(ctx.root, pid);
+        },
         onLine: (line, stream) => {
           if (stream === 'stderr') {
             record(transcript, { kind: 'other', text: line });
@@ -102,7 +106,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           }
         },
       });
-      clearAgent(ctx.root);
+      if (pgid !== undefined) clearAgent(ctx.root, pgid);
       costUsd += transcript.costUsd;
       inputTokens += transcript.inputTokens;
       outputTokens += transcript.outputTokens;

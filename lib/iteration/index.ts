@@ -9,36 +9,30 @@ import { decideOutcome, tasksFinished } from '../decide.ts';
 import type { Deps } from '../deps.ts';
 import type { EventBus, IterationRecord } from '../events.ts';
 import type { GateResult } from '../gates.ts';
-import type { Git } from '../git.ts';
 import type { Command } from '../process/runner.ts';
-import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
+import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { runAgent, type AgentRun } from './agent-run.ts';
 import type { UsageWait } from './usage-wait.ts';
+import type { Workspace } from './workspace.ts';
 
 export interface IterationContext {
   /** The repository root: ralph's own files (.ralph/) live here. */
   root: string;
-  /** Where the agent works: the repository itself, or a worker's worktree. */
-  cwd: string;
+  /** Where the agent works and how its result lands (the repository itself, or a worker's worktree). */
+  workspace: Workspace;
   config: Config;
   deps: Deps;
   source: TaskSource;
   agent: Agent;
   profile?: string;
-  /** git of the place the agent works in. */
-  git: Git;
   bus: EventBus;
   signal: AbortSignal;
   logDir: string;
   usageWait: UsageWait;
-  /** Extra environment for the agent beside the source's own (a worker's BEADS_DIR, …). */
-  env?: Record<string, string | undefined>;
   /** Wraps the agent's command (a sandbox). */
   wrap?: (command: Command) => Command;
-  /** Runs ralph's quality gates after an agent run; undefined when none are configured. */
-  gates?: (iteration: number) => Promise<GateResult[]>;
-  /** Commits a passing iteration's work; returns the commit, undefined when nothing changed. */
-  commit?: (task: Task, iteration: number) => Promise<string | undefined>;
+  /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
+  gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
 }
 
 export interface IterationOutput {
@@ -50,25 +44,28 @@ export interface IterationOutput {
   head?: string;
   /** Every task the source knew vanished during the iteration: never completion. */
   vanished: boolean;
+  /** Paths that conflicted when the worker's commits were merged back (the task should run again). */
+  conflict?: string[];
 }
 
 function taskCount(snapshot: Snapshot): number {
   return snapshot.remaining.length + snapshot.done.length + (snapshot.skipped?.length ?? 0);
 }
 
-/** Runs `task` once: claim, prompt, agent (with retries and waits), source, gates, verdict, settle, commit. */
-export async function runIteration(ctx: IterationContext, task: Task, info: IterationInfo, before: Snapshot): Promise<IterationOutput> {
-  const { source, deps, bus } = ctx;
+/** Runs `task` once: claim, prompt, agent (with retries and waits), source, gates, verdict, then lands it. */
+export async function runIteration(ctx: IterationContext, task: Task, info: IterationInfo, mainBefore: Snapshot): Promise<IterationOutput> {
+  const { source, deps, bus, workspace } = ctx;
   const startedAt = deps.now();
-  bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task });
+  // A claim that fails (another worker took the bead) throws before the iteration has started.
   await source.claim?.(task, info);
+  bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }) });
   const prompt = await source.prompt(task, info);
-  const headBefore = info.head;
+  const before = workspace.worker === undefined ? mainBefore : await workspace.snapshot();
 
   const run = await runAgent(
     {
       root: ctx.root,
-      cwd: ctx.cwd,
+      cwd: workspace.cwd,
       config: ctx.config,
       deps,
       agent: ctx.agent,
@@ -76,7 +73,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
       bus,
       signal: ctx.signal,
       logBase: path.join(ctx.logDir, `iteration-${info.iteration}`),
-      env: { ...ctx.source.agentEnv?.(), ...ctx.env },
+      env: { ...source.agentEnv?.(), ...workspace.env() },
       reclaim: async () => source.claim?.(task, info),
       usageWait: ctx.usageWait,
       wrap: ctx.wrap,
@@ -88,17 +85,18 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const agentText = run.transcript.assistantText || answer;
   const claimedComplete = run.classification.kind === 'ok' && claimsCompletion(answer);
 
-  const after = await source.snapshot();
+  const after = await workspace.snapshot();
   const vanished = taskCount(before) > 0 && taskCount(after) === 0;
-  const finished = tasksFinished(before, after);
-  const gates = !vanished && run.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration) : [];
+  // A worker answers for its own task only: what else its copy shows done is not its to finish.
+  const finished = tasksFinished(before, after).filter((id) => workspace.worker === undefined || id === task.id);
+  const gates = !vanished && run.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration, workspace.cwd) : [];
   if (gates.length > 0) bus.emit({ type: 'gates', iteration: info.iteration, results: gates.map((gate) => ({ name: gate.name, passed: gate.passed, durationMs: gate.durationMs })) });
   const generic = decideOutcome({ agent: run.classification, exhausted: run.exhausted, tasksDone: finished, gatesPassed: gates.length > 0 ? gates.every((gate) => gate.passed) : undefined });
   const own = source.decideOutcome?.({ task, classification: run.classification, exhausted: run.exhausted, tasksDone: finished, gates, agentText });
   const decided = own ? { outcome: own.kind, reason: own.reason } : generic;
   // A source that settles the task itself (PRD) marks it done only in settle(): count it now.
   const tasksDone = own?.kind === 'pass' && !finished.includes(task.id) ? [...finished, task.id] : finished;
-  const changes = await ctx.git.changedSince(headBefore);
+  const changes = await workspace.git.changedSince(info.head);
   const record: IterationRecord = {
     iteration: info.iteration,
     taskId: task.id,
@@ -116,19 +114,19 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     outputTokens: run.outputTokens,
     commit: undefined,
     gates: gates.length > 0 ? gates.map((gate) => ({ name: gate.name, passed: gate.passed })) : undefined,
+    ...(workspace.worker === undefined ? {} : { worker: workspace.worker }),
   };
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
-  await source.settle?.(
-    { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates },
-    info,
-  );
-  // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
-  if (ctx.commit && decided.outcome === 'pass') {
-    record.commit = await ctx.commit(task, info.iteration);
-    if (record.commit) await source.recordCommit?.(info.iteration, record.commit, changes.head);
+  const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates };
+  const landed = await workspace.land({ task, info, result, head: changes.head });
+  record.commit = landed.commit;
+  if (landed.kept) record.kept = landed.kept;
+  if (landed.conflict) {
+    record.outcome = 'fail';
+    record.reason = landed.reason ?? `merge conflict in ${landed.conflict.join(', ')}`;
+    record.tasksDone = [];
   }
-  // The agent may commit its own work (beads' /sp:next, Spec Kit stories): report the new HEAD.
-  if (!record.commit && changes.head && changes.head !== headBefore) record.commit = changes.head;
-  return { record, after, run, head: record.commit ?? changes.head, vanished };
+  record.durationMs = deps.now() - startedAt;
+  return { record, after, run, head: landed.head, vanished, ...(landed.conflict ? { conflict: landed.conflict } : {}) };
 }

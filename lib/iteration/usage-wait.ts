@@ -17,6 +17,8 @@ export interface UsageWait {
   wait(request: UsageWaitRequest): Promise<void>;
   /** The reset being waited for, when a wait is going on. */
   readonly until: number | undefined;
+  /** Resolves when the wait going on ends (undefined when none is). */
+  readonly pending: Promise<void> | undefined;
 }
 
 const COUNTDOWN_EVERY_MS = 10 * 60_000;
@@ -40,6 +42,9 @@ export function createUsageWait(deps: Pick<Deps, 'now' | 'sleep'>, bus: EventBus
   return {
     get until() {
       return running ? target : undefined;
+    },
+    get pending() {
+      return running?.catch(() => undefined);
     },
     async wait(request) {
       const announce = (): void => bus.emit({ type: 'usage_wait', iteration: request.iteration, until: target, reason: request.reason });

@@ -1,11 +1,13 @@
-// `.ralph/agent.pid`: the process group of the agent a run has going. A run killed with SIGKILL cannot stop
-// its agent, which would go on editing the repository beside the next run's agent; the next run reads this
-// file after taking the lock and ends that group first.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// `.ralph/agents/<pgid>`: the process groups of the agents a run has going (one per worker). A run killed
+// with SIGKILL cannot stop its agents, which would go on editing the repository beside the next run's;
+// the next run reads these files after taking the lock and ends those groups first.
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { groupAlive, signalTree } from './process-tree.ts';
 
-export const AGENT_PID_FILE = path.join('.ralph', 'agent.pid');
+export const AGENTS_DIR = path.join('.ralph', 'agents');
+/** Where a single agent was recorded before there could be several. */
+const LEGACY_FILE = path.join('.ralph', 'agent.pid');
 
 /** The start time of a process in clock ticks since boot (Linux), to tell a reused PID from ours. */
 function startTime(pid: number): string | undefined {
@@ -20,32 +22,43 @@ function startTime(pid: number): string | undefined {
 /** Notes the agent group just spawned (its leader's PID is the group id). */
 export function recordAgent(root: string, pgid: number): void {
   try {
-    mkdirSync(path.join(root, '.ralph'), { recursive: true });
-    writeFileSync(path.join(root, AGENT_PID_FILE), `${pgid} ${startTime(pgid) ?? '?'}\n`);
+    mkdirSync(path.join(root, AGENTS_DIR), { recursive: true });
+    writeFileSync(path.join(root, AGENTS_DIR, String(pgid)), `${pgid} ${startTime(pgid) ?? '?'}\n`);
   } catch {
     // bookkeeping only: the run goes on without it
   }
 }
 
-export function clearAgent(root: string): void {
-  rmSync(path.join(root, AGENT_PID_FILE), { force: true });
+/** Forgets an agent group that has ended. */
+export function clearAgent(root: string, pgid: number): void {
+  rmSync(path.join(root, AGENTS_DIR, String(pgid)), { force: true });
 }
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Ends the agent group an earlier, killed run left behind (call with the lock held): SIGTERM, then SIGKILL
- * after `graceMs`. A group whose leader is alive with another start time is a reused PID and is left alone.
- * Returns a warning when it stopped something.
- */
-export async function stopOrphanedAgent(root: string, graceMs: number): Promise<string | undefined> {
-  let text: string;
+/** Every agent group the files under .ralph/ name, with the start time recorded for its leader. */
+function recorded(root: string): Array<{ file: string; text: string }> {
+  const found: Array<{ file: string; text: string }> = [];
+  const read = (file: string): void => {
+    try {
+      found.push({ file, text: readFileSync(file, 'utf8') });
+    } catch {
+      // gone meanwhile
+    }
+  };
+  read(path.join(root, LEGACY_FILE));
+  let names: string[] = [];
   try {
-    text = readFileSync(path.join(root, AGENT_PID_FILE), 'utf8');
+    names = readdirSync(path.join(root, AGENTS_DIR));
   } catch {
-    return undefined;
+    // none recorded
   }
-  clearAgent(root);
+  for (const name of names) if (/^\d+$/.test(name)) read(path.join(root, AGENTS_DIR, name));
+  return found;
+}
+
+/** Ends one recorded group: SIGTERM, then SIGKILL after `graceMs`; false when it was gone or a reused PID. */
+async function stopGroup(text: string, graceMs: number): Promise<number | undefined> {
   const [pgidText, started] = text.trim().split(' ');
   const pgid = Number(pgidText);
   if (!Number.isInteger(pgid) || pgid <= 1 || !groupAlive(pgid)) return undefined;
@@ -56,5 +69,20 @@ export async function stopOrphanedAgent(root: string, graceMs: number): Promise<
   while (Date.now() < deadline && groupAlive(pgid)) await pause(50);
   if (groupAlive(pgid)) signalTree(pgid, [], 'SIGKILL');
   for (let tries = 0; tries < 40 && groupAlive(pgid); tries += 1) await pause(25);
-  return `stopped the agent (process group ${pgid}) that a killed earlier run left running`;
+  return pgid;
+}
+
+/**
+ * Ends the agent groups an earlier, killed run left behind (call with the lock held): SIGTERM, then SIGKILL
+ * after `graceMs`, all at once. A group whose leader is alive with another start time is a reused PID and
+ * is left alone. Returns a warning when it stopped something.
+ */
+export async function stopOrphanedAgent(root: string, graceMs: number): Promise<string | undefined> {
+  const files = recorded(root);
+  for (const { file } of files) rmSync(file, { force: true });
+  const stopped = (await Promise.all(files.map(({ text }) => stopGroup(text, graceMs)))).filter((pgid): pgid is number => pgid !== undefined);
+  if (stopped.length === 0) return undefined;
+  return stopped.length === 1
+    ? `stopped the agent (process group ${stopped[0]}) that a killed earlier run left running`
+    : `stopped ${stopped.length} agents (process groups ${stopped.join(', ')}) that a killed earlier run left running`;
 }

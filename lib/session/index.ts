@@ -17,6 +17,7 @@ import { createView } from '../view/live.ts';
 import { printError } from '../view/print-error.ts';
 import { printPlan } from './plan.ts';
 import { runLoop } from './loop.ts';
+import { Worktrees } from './worktrees.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 
@@ -94,6 +95,8 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
       const orphan = await stopOrphanedAgent(root, config.killGrace);
       if (orphan) warn(orphan);
       for (const message of await source.recover()) warn(message);
+      // Worktrees a killed parallel run left: unmerged work to kept branches, the rest removed.
+      for (const message of await new Worktrees(root).sweep(sessionId, source.workers.stateFiles())) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);
       mkdirSync(logDir, { recursive: true });
       // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
@@ -104,8 +107,8 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
       const git = prepared.git;
       const result = await runLoop({
         usageWait: createUsageWait(deps, bus),
-        gates: gateCommands.length > 0 ? () => runGates(gateCommands, { cwd: root, signal, timeoutMs: config.timeout, graceMs: config.killGrace }) : undefined,
-        commit: commitOn
+        gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace }) : undefined,
+        commit: commitOn && config.parallel === 1
           ? (task: Task, iteration: number) => git.commitAll(`ralph: ${task.id} ${task.title}`, { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id })
           : undefined,
         root,

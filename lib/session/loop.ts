@@ -1,17 +1,25 @@
-// The session's state machine: look at the source, decide (done, stuck, a limit, or the next task), run
-// one iteration, record it; until something ends the run.
+// The session's state machine: look at the source, decide (done, stuck, a limit, or which tasks start),
+// run iterations on the workers, record each as it ends; until something ends the run. One worker works in
+// the repository itself; several work in their own worktrees and merge back (see worker.ts). It is the same
+// loop either way: N = 1 is a pool of one.
 import { mkdirSync } from 'node:fs';
 import type { Agent } from '../agents/types.ts';
 import type { Config } from '../config.ts';
 import { decideNext } from '../decide.ts';
 import type { Deps } from '../deps.ts';
-import { abortError, ExitCode } from '../errors.ts';
+import { abortError, errorMessage, ExitCode } from '../errors.ts';
 import type { EventBus, IterationRecord, RunStatus, RunSummary } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Git } from '../git.ts';
-import { runIteration } from '../iteration/index.ts';
+import { runIteration, type IterationOutput } from '../iteration/index.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
+import { inPlaceWorkspace, type Workspace } from '../iteration/workspace.ts';
+import type { Command } from '../process/runner.ts';
+import { ClaimLostError } from '../sources/beads-workers.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
+import { MergeLock } from './merge.ts';
+import { worktreeWorkspace, type WorkerWorkspace } from './worker.ts';
+import { Worktrees } from './worktrees.ts';
 
 export interface LoopContext {
   root: string;
@@ -21,6 +29,7 @@ export interface LoopContext {
   agent: Agent;
   /** Agent profile after source defaults were applied. */
   profile?: string;
+  /** git of the repository (the main worktree). */
   git: Git;
   bus: EventBus;
   signal: AbortSignal;
@@ -28,9 +37,11 @@ export interface LoopContext {
   logDir: string;
   maxIterations: number;
   usageWait: UsageWait;
-  /** Runs ralph's quality gates after an agent run; undefined when none are configured. */
-  gates?: (iteration: number) => Promise<GateResult[]>;
-  /** Commits a passing iteration's work (commit policy on); returns the commit, undefined when nothing changed. */
+  /** Wraps the agent's command (a sandbox). */
+  wrap?: (command: Command) => Command;
+  /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
+  gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
+  /** Commits a passing iteration's work in the repository (commit policy on, one worker). */
   commit?: (task: Task, iteration: number) => Promise<string | undefined>;
   /** The records so far, kept by the caller so an interruption can still report them. */
   records: IterationRecord[];
@@ -38,12 +49,34 @@ export interface LoopContext {
 
 export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
 
-/** The loop: snapshot, decide, run one iteration, record; until done or a limit. */
+type Ended = { slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown };
+
+/** A task that conflicted when merged back: it runs again on a fresh base, alone after a second conflict. */
+interface Rerun {
+  task: Task;
+  conflicts: number;
+}
+
+/** The loop: snapshot, decide, start iterations on idle workers, record each as it ends; until done or a limit. */
 export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const { source, bus } = ctx;
   mkdirSync(ctx.logDir, { recursive: true });
   const firstIteration = ((await source.lastIteration?.()) ?? 0) + 1;
+  const size = Math.max(1, ctx.config.parallel);
+  const single = size === 1;
+  // One worker's fatal error stops the others: they share this signal, chained to the run's.
+  const control = new AbortController();
+  const onAbort = (): void => control.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) onAbort();
+  else ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const signal = control.signal;
+
   let costUsd = 0;
+  let started = 0;
+  /** Set when the run must end as failed once the iterations under way have ended. */
+  let failure: string | undefined;
+  let firstError: unknown;
+  let lastSnapshot: Snapshot | undefined;
   const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult => ({
     status,
     exitCode,
@@ -55,40 +88,175 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     records: ctx.records,
   });
 
-  // HEAD as the next iteration starts: read once, then carried from each iteration's end.
-  let head = await ctx.git.head();
-  for (let count = 0; ; count += 1) {
-    if (ctx.signal.aborted) throw abortError(ctx.signal);
-    const before = await source.snapshot();
-    const next = decideNext(before, { iterations: count, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
-    if (next.kind === 'complete') {
-      const skipped = before.skipped?.length ? `; ${before.skipped.length} skipped: ${before.skipped.map((task) => task.id).join(', ')}` : '';
-      const what = count === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
-      return finish('completed', ExitCode.complete, `${what}${skipped}`, before);
+  const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit }) : undefined;
+  const worktrees = single ? undefined : new Worktrees(ctx.root);
+  const lock = new MergeLock();
+  const workers = new Map<number, WorkerWorkspace>();
+  const workerFor = async (slot: number): Promise<WorkerWorkspace> => {
+    let worker = workers.get(slot);
+    if (!worker) {
+      const base = await ctx.git.head();
+      if (!base) throw new Error('the repository has no commit to start the workers from');
+      const tree = await worktrees!.create(slot, base);
+      worker = worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock, sessionId: ctx.sessionId });
+      workers.set(slot, worker);
     }
-    if (next.kind === 'stuck') return finish('failed', ExitCode.failure, source.explainStuck(before), before);
-    if (next.kind === 'limit') {
-      const why = next.why === 'cost' ? `cost budget of $${ctx.config.maxCost} spent ($${costUsd.toFixed(4)})` : `iteration limit of ${ctx.maxIterations} reached`;
-      return finish('limit_reached', ExitCode.limit, `${why} with ${before.remaining.length} tasks remaining`, before);
-    }
+    return worker;
+  };
 
-    const task = before.ready[0]!;
-    const info: IterationInfo = { iteration: firstIteration + count, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head };
-    const output = await runIteration({ ...ctx, cwd: ctx.root }, task, info, before);
+  const idle: number[] = Array.from({ length: size }, (_, index) => index + 1);
+  const running = new Map<number, { task: Task; ended: Promise<Ended> }>();
+  const reruns: Rerun[] = [];
+  let alone: (Rerun & { started: boolean }) | undefined;
+  // HEAD as the next iteration starts (one worker): read once, then carried from each iteration's end.
+  let head = await ctx.git.head();
+
+  const start = (task: Task, slot: number, before: Snapshot): void => {
+    const info: IterationInfo = { iteration: firstIteration + started, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
+    started += 1;
+    const ended = (async (): Promise<Ended> => {
+      try {
+        let workspace: Workspace;
+        if (inPlace) workspace = inPlace;
+        else {
+          const worker = await workerFor(slot);
+          info.head = await worker.prepare(task.id);
+          workspace = worker;
+        }
+        return { slot, task, output: await runIteration({ ...ctx, signal, workspace }, task, info, before) };
+      } catch (error) {
+        return { slot, task, error };
+      }
+    })();
+    running.set(slot, { task, ended });
+  };
+
+  /** Whether another iteration may start now, whatever the task. */
+  const mayStart = (): boolean => {
+    if (signal.aborted || failure !== undefined) return false;
+    if (started >= ctx.maxIterations) return false;
+    if (ctx.config.maxCost !== undefined && costUsd >= ctx.config.maxCost) return false;
+    // No new agent while the session waits for a usage-limit reset, nor beside a task that must run alone.
+    if (ctx.usageWait.until !== undefined) return false;
+    return !(alone?.started ?? false);
+  };
+
+  /** The next task for an idle worker: a rerun first, else what the source says may start beside the running ones. */
+  const pick = (before: Snapshot): Task | undefined => {
+    const busy = new Set([...running.values()].map((entry) => entry.task.id));
+    const open = new Set(before.remaining.map((task) => task.id));
+    if (alone) {
+      if (running.size > 0 || !open.has(alone.task.id)) return undefined;
+      alone.started = true;
+      return alone.task;
+    }
+    while (reruns.length > 0) {
+      const rerun = reruns.shift()!;
+      if (open.has(rerun.task.id) && !busy.has(rerun.task.id)) return rerun.task;
+    }
+    let candidates = single ? before.ready : source.workers.startable(before, [...running.values()].map((entry) => entry.task));
+    // Nothing startable by the parallel rules while nothing runs (a dependency written out of order): the
+    // source's own next task goes, alone.
+    if (candidates.length === 0 && running.size === 0) candidates = before.ready.slice(0, 1);
+    return candidates.find((task) => !busy.has(task.id));
+  };
+
+  const record = (ended: Ended): void => {
+    running.delete(ended.slot);
+    idle.push(ended.slot);
+    idle.sort((a, b) => a - b);
+    if ('error' in ended) {
+      if (ended.error instanceof ClaimLostError) {
+        bus.emit({ type: 'warning', message: `${errorMessage(ended.error)}; picking another task` });
+        return;
+      }
+      if (firstError === undefined) {
+        firstError = ended.error;
+        control.abort(ended.error);
+      }
+      return;
+    }
+    const { output } = ended;
     costUsd += output.run.costUsd;
     if (output.vanished) {
       // All tasks vanished (the agent emptied the file?): that is not completion.
-      return finish('failed', ExitCode.failure, `the task source lists no tasks any more after iteration ${info.iteration} (${source.describe()}); check what the agent did to it`, output.after);
+      failure ??= `the task source lists no tasks any more after iteration ${output.record.iteration} (${source.describe()}); check what the agent did to it`;
+      return;
     }
     ctx.records.push(output.record);
-    head = output.head;
+    if (single) head = output.head;
     bus.emit({ type: 'iteration_end', record: output.record });
+    if (output.record.kept && !output.conflict) bus.emit({ type: 'info', message: `the work of iteration ${output.record.iteration} (${output.record.taskId}) was not merged: kept on branch ${output.record.kept}` });
+    if (output.conflict) {
+      const conflicts = (alone?.task.id === ended.task.id ? alone.conflicts : 0) + (reruns.find((item) => item.task.id === ended.task.id)?.conflicts ?? 0) + 1;
+      if (alone?.task.id === ended.task.id) alone = undefined;
+      if (conflicts >= 2) {
+        alone = { task: ended.task, conflicts, started: false };
+        bus.emit({ type: 'warning', message: `${ended.task.id} conflicted again (${output.conflict.join(', ')}): it runs once more alone, with no other worker merging until it is done` });
+      } else {
+        reruns.push({ task: ended.task, conflicts });
+        bus.emit({ type: 'warning', message: `${ended.task.id} conflicted when merged back (${output.conflict.join(', ')}): it runs again on a fresh base` });
+      }
+    } else if (alone?.task.id === ended.task.id) {
+      alone = undefined;
+    }
     if (output.record.claimedComplete && output.after.remaining.length > 0) {
-      bus.emit({ type: 'warning', message: `premature completion promise in iteration ${info.iteration}: ${output.after.remaining.length} tasks remain; going on` });
+      bus.emit({ type: 'warning', message: `premature completion promise in iteration ${output.record.iteration}: ${output.after.remaining.length} tasks remain; going on` });
     }
     if (output.run.exhausted) {
       const classification = output.run.classification;
-      return finish('failed', ExitCode.failure, `agent still failing after ${output.run.attempts} attempts: ${'reason' in classification ? classification.reason : 'unknown'}`, output.after);
+      failure ??= `agent still failing after ${output.run.attempts} attempts: ${'reason' in classification ? classification.reason : 'unknown'}`;
+    }
+  };
+
+  try {
+    for (;;) {
+      if (signal.aborted && running.size === 0) throw firstError ?? abortError(signal);
+      if (running.size === 0 && failure !== undefined) return finish('failed', ExitCode.failure, failure, lastSnapshot);
+      if (!signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
+        const before = await source.snapshot();
+        lastSnapshot = before;
+        if (running.size === 0) {
+          const next = decideNext(before, { iterations: started, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
+          if (next.kind === 'complete') {
+            const skipped = before.skipped?.length ? `; ${before.skipped.length} skipped: ${before.skipped.map((task) => task.id).join(', ')}` : '';
+            const what = ctx.records.length === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
+            return finish('completed', ExitCode.complete, `${what}${skipped}`, before);
+          }
+          if (next.kind === 'stuck') return finish('failed', ExitCode.failure, source.explainStuck(before), before);
+          if (next.kind === 'limit') {
+            const why = next.why === 'cost' ? `cost budget of $${ctx.config.maxCost} spent ($${costUsd.toFixed(4)})` : `iteration limit of ${ctx.maxIterations} reached`;
+            return finish('limit_reached', ExitCode.limit, `${why} with ${before.remaining.length} tasks remaining`, before);
+          }
+        }
+        while (idle.length > 0 && mayStart()) {
+          const task = pick(before);
+          if (!task) break;
+          start(task, idle.shift()!, before);
+        }
+      }
+      const waits: Array<Promise<Ended | undefined>> = [...running.values()].map((entry) => entry.ended);
+      const pause = ctx.usageWait.pending;
+      if (pause) waits.push(pause.then(() => undefined));
+      if (waits.length === 0) {
+        // Nothing runs and nothing could start: every open task waits on one that cannot start.
+        return finish('failed', ExitCode.failure, failure ?? source.explainStuck(lastSnapshot ?? (await source.snapshot())), lastSnapshot);
+      }
+      const ended = await Promise.race(waits);
+      if (ended) record(ended);
+    }
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    // Work a worker could not merge (an interruption) is kept on a branch; then the worktrees go.
+    for (const worker of workers.values()) {
+      try {
+        const kept = await worker.keepLeftovers('interrupted');
+        if (kept) bus.emit({ type: 'warning', message: `worker ${worker.worker} was interrupted: its unmerged work is kept on branch ${kept}` });
+      } catch (error) {
+        bus.emit({ type: 'warning', message: `could not keep the work of worker ${worker.worker}: ${errorMessage(error)} (its worktree ${worker.cwd} is left in place)` });
+        continue;
+      }
+      await worktrees!.remove({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
     }
   }
 }

@@ -55,7 +55,10 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
     problems.push(...(await source.check()));
   }
   // A commit that fails after the agent's work would leave the task marked done but uncommitted: check first.
-  const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
+  const commitOption = config.extra.get('commit') as boolean | undefined;
+  // Several workers merge back through commits: they always commit.
+  if (config.parallel > 1 && commitOption === false) problems.push(`--parallel ${config.parallel} merges the workers' work back as commits: drop --no-commit (or the commit: false setting), or run with --parallel 1`);
+  const commitOn = config.parallel > 1 || (commitOption ?? source.commitByDefault ?? false);
   const identity = gitRoot && commitOn ? await git.identityProblem() : undefined;
   if (identity) {
     problems.push(`no git identity to commit with (${identity}): set one with git config user.name "Your Name" and git config user.email you@example.com, or pass --no-commit`);

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../errors.ts';
 import { Bd, type BdIssue } from './bd.ts';
-import type { SourceContext, Snapshot, Task, TaskSource } from './types.ts';
+import { claimForWorker, createBeadsWorkers, WORKER_ACTOR, workerPrompt } from './beads-workers.ts';
+import type { IterationInfo, SourceContext, Snapshot, Task, TaskSource } from './types.ts';
 
 export const DEFAULT_BEADS_PROMPT = '/sp:next';
 const CLARIFY = /\[sp:\d+-clarify\]/i;
@@ -45,7 +46,9 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   const reopenOrphans = async (reason: string): Promise<string[]> => {
     const warnings: string[] = [];
     for (const child of children.filter((issue) => issue.status === 'in_progress' && issue.issue_type !== 'epic')) {
-      await bd.setStatus(child.id, 'open');
+      // A worker's claim carries its name as assignee; a claim needs an unassigned bead, so drop it too.
+      if (child.assignee && WORKER_ACTOR.test(child.assignee)) await bd.query(['update', child.id, '--status', 'open', '--assignee', '']);
+      else await bd.setStatus(child.id, 'open');
       warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}; put back to open`);
     }
     return warnings;
@@ -94,7 +97,12 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       return reopenOrphans('an interrupted run');
     },
 
-    async claim() {
+    async claim(task: Task, info: IterationInfo) {
+      // Several workers: each bead is claimed for its worker, atomically, and /sp:next is told which.
+      if (info.worker !== undefined) {
+        if (task.status !== 'in_progress') await claimForWorker(bd, task, info.worker);
+        return;
+      }
       // Before a retry, the failed attempt may have claimed a task; /sp:next only sees open ones.
       if (!fresh && epic) children = await bd.children(epic.id);
       fresh = false;
@@ -113,9 +121,12 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       };
     },
 
-    async prompt() {
-      return ctx.config.prompt ?? DEFAULT_BEADS_PROMPT;
+    async prompt(task: Task, info: IterationInfo) {
+      const prompt = ctx.config.prompt ?? DEFAULT_BEADS_PROMPT;
+      return info.worker === undefined ? prompt : workerPrompt(prompt, task, info.worker);
     },
+
+    workers: createBeadsWorkers(ctx.root, () => source.snapshot()),
 
     explainStuck(snapshot: Snapshot) {
       const byId = new Map(children.map((issue) => [issue.id, issue]));

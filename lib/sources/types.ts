@@ -28,6 +28,8 @@ export interface IterationInfo {
   sessionId: string;
   /** HEAD as the iteration starts, when the loop knows it (lets a source cache what depends on it). */
   head?: string;
+  /** The worker (1-based) running the iteration in its own worktree; undefined when the agent works in the repository. */
+  worker?: number;
 }
 
 /** What the loop learned from one iteration, handed back to the source to record. */
@@ -65,6 +67,23 @@ export interface SourceContext {
   warn: (message: string) => void;
 }
 
+/** How a source works with several workers, each in its own git worktree (`--parallel N`). */
+export interface WorkerSupport {
+  /**
+   * Files and folders (relative to the repository root) that hold the source's state. ralph writes them in
+   * the main worktree only; what a worker's agent does to its copies never enters the code merge.
+   */
+  stateFiles(): string[];
+  /** Tasks that may start now beside the running ones, best first; never one that is running. */
+  startable(snapshot: Snapshot, running: readonly Task[]): Task[];
+  /** Environment for an agent working in the worktree `dir` (e.g. where the shared task database is). */
+  env(dir: string): Record<string, string>;
+  /** The tasks as the worktree `dir` shows them: what the worker's agent did to its copy of the state. */
+  snapshotAt(dir: string): Promise<Snapshot>;
+  /** Shows `taskIds` done in the main worktree's state files (the boxes a worker's agent ticked in its copy). */
+  markDone(taskIds: readonly string[]): Promise<void>;
+}
+
 /** A task source: beads, Spec Kit tasks.md or prd.json behind one small interface. */
 export interface TaskSource {
   readonly name: SourceName;
@@ -98,4 +117,6 @@ export interface TaskSource {
   recordCommit?(iteration: number, commit: string, parent?: string): Promise<void>;
   /** Why nothing is ready although work remains (one line per task). */
   explainStuck(snapshot: Snapshot): string;
+  /** Several workers in git worktrees on this source's tasks. */
+  readonly workers: WorkerSupport;
 }

@@ -14,6 +14,7 @@ import { recordInterrupted, settleIteration, type Recorder } from './record.ts';
 import { parseAgentReport } from './report-parser.ts';
 import { PrdFormatError, readPrd, updateItem, writePrd, type PrdDocument, type PrdItem } from './schema.ts';
 import { prdSnapshot, stuckLine } from './selection.ts';
+import { createPrdWorkers } from './workers.ts';
 
 // Moved to their own modules; still exported from here for existing importers.
 export { failureText } from './record.ts';
@@ -77,6 +78,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
 
   return {
     name: 'prd',
+    workers: createPrdWorkers(root, requireFile, async () => prdSnapshot(load())),
     gatesByDefault: true,
     commitByDefault: true,
 

@@ -9,6 +9,7 @@ import { checkFeature } from './check.ts';
 import { isDir, readText } from './paths.ts';
 import { lastIterationNumber, parseTracking, releaseSkipped, type Tracking } from './progress.ts';
 import { createProgressWriter } from './progress-writer.ts';
+import { createSpeckitWorkers } from './workers.ts';
 import { listFeatures, type ResolvedVia } from './resolve.ts';
 import { buildSnapshot, currentTaskBlock, explainStuck, type SkippedNote } from './select.ts';
 import { createFeatureState } from './state.ts';
@@ -72,13 +73,15 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       if (released.released.length > 0) {
         warnings.push(`tasks skipped by an earlier run get another chance: ${released.released.join(', ')}`);
       }
-      const { current, ...rest } = released.tracking;
-      if (current) {
-        warnings.push(`iteration ${current.iteration} on ${current.taskId} did not finish (interrupted run); tasks.md decides what is done`);
-        writer.recordInterrupted(current, data);
+      const { current, running, ...rest } = released.tracking;
+      const cut = [...(current ? [current] : []), ...(running ?? [])].sort((a, b) => a.iteration - b.iteration);
+      for (const item of cut) {
+        warnings.push(`iteration ${item.iteration} on ${item.taskId} did not finish (interrupted run); tasks.md decides what is done`);
+        writer.recordInterrupted(item, data);
       }
-      // The cut-short iteration's number is spent: the next run continues after it, never reuses it.
-      if (released.released.length > 0 || current) saveTracking(current ? { ...rest, lastIteration: Math.max(rest.lastIteration, current.iteration) } : rest);
+      // The cut-short iterations' numbers are spent: the next run continues after them, never reuses them.
+      const last = Math.max(rest.lastIteration, ...cut.map((item) => item.iteration));
+      if (released.released.length > 0 || cut.length > 0) saveTracking({ ...rest, lastIteration: last });
       return warnings;
     },
 
@@ -89,7 +92,9 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
 
     async claim(task: Task, info: IterationInfo) {
       const data = loadTracking(readTasks());
-      saveTracking({ ...data, current: { taskId: task.id, iteration: info.iteration, startedAt: iso() } });
+      const claim = { taskId: task.id, iteration: info.iteration, startedAt: iso() };
+      if (info.worker === undefined) saveTracking({ ...data, current: claim });
+      else saveTracking({ ...data, running: [...(data.running ?? []).filter((item) => item.taskId !== task.id), claim] });
     },
 
     async prompt(task: Task, info: IterationInfo) {
@@ -156,6 +161,8 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
     async settle(result: IterationResult, info: IterationInfo) {
       writer.settle(result, info);
     },
+
+    workers: createSpeckitWorkers(state),
 
     explainStuck(snapshot: Snapshot) {
       const p = paths();

@@ -10,7 +10,6 @@ import {
   ENTRY_HEADING,
   extractLearnings,
   iterationEntry,
-  lastIterationNumber,
   progressHeader,
   recordIteration,
   sessionHeader,
@@ -58,7 +57,8 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
       const p = state.paths();
       ensureHeader();
       const existing = readText(p.progress) ?? '';
-      if (lastIterationNumber(existing) >= current.iteration) return;
+      // Iterations of several workers end out of order: look for this one's own entry.
+      if (new RegExp(`^## Iteration ${current.iteration} - `, 'm').test(existing)) return;
       const entry = iterationEntry({
         iteration: current.iteration,
         timestamp: state.stamp(),
@@ -73,7 +73,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
 
     settle(result, info) {
       const parsed = state.readTasks();
-      const recorded = recordIteration(state.loadTracking(parsed), { iteration: result.iteration, taskId: result.task.id, kind: result.kind, tasksDone: result.tasksDone });
+      const recorded = recordIteration(state.loadTracking(parsed), { iteration: result.iteration, taskId: result.task.id, kind: result.kind, tasksDone: result.tasksDone }, { interleaved: info.worker !== undefined });
       const data = syncTracking(recorded.tracking, parsed, state.iso());
       const remaining = data.summary.open;
       const failures = recorded.consecutiveFailures;

@@ -153,6 +153,12 @@ export interface TrackedTask {
   lastOutcome?: 'pass' | 'fail' | 'no_change';
 }
 
+export interface RunningTask {
+  taskId: string;
+  iteration: number;
+  startedAt: string;
+}
+
 export interface Tracking {
   version: 1;
   feature: string;
@@ -160,7 +166,9 @@ export interface Tracking {
   updatedAt: string;
   lastIteration: number;
   /** The task an iteration is working on right now (cleared when it is recorded). */
-  current?: { taskId: string; iteration: number; startedAt: string };
+  current?: RunningTask;
+  /** With several workers: every task an iteration is working on right now (each cleared when recorded). */
+  running?: RunningTask[];
   summary: { total: number; done: number; open: number; skipped: number };
   tasks: TrackedTask[];
 }
@@ -185,7 +193,8 @@ export function parseTracking(text: string | undefined, feature: string, tasksFi
         consecutiveFailures: Number(task.consecutiveFailures) || 0,
         skipped: task.skipped === true,
       }));
-    return { ...fresh, lastIteration: Number(data.lastIteration) || 0, current: data.current, tasks };
+    const running = Array.isArray(data.running) ? data.running.filter((item) => typeof item?.taskId === 'string' && Number.isInteger(item.iteration)) : undefined;
+    return { ...fresh, lastIteration: Number(data.lastIteration) || 0, current: data.current, ...(running?.length ? { running } : {}), tasks };
   } catch {
     return fresh;
   }
@@ -222,17 +231,20 @@ export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: strin
 
 /**
  * Records one iteration. In Spec Kit mode an iteration that finished no checkbox is a failure whatever
- * the agent said; the same task failing SKIP_AFTER iterations in a row is set aside.
+ * the agent said; the same task failing SKIP_AFTER iterations in a row is set aside. With several workers
+ * (`interleaved`) iterations on other tasks run in between, so only the task's own iterations count.
  */
 export function recordIteration(
   tracking: Tracking,
   result: { iteration: number; taskId: string; kind: 'pass' | 'fail' | 'no_change'; tasksDone: readonly string[] },
+  options: { interleaved?: boolean } = {},
 ): { tracking: Tracking; newlySkipped: boolean; consecutiveFailures: number } {
   let newlySkipped = false;
   let consecutiveFailures = 0;
   const done = new Set(result.tasksDone);
   const tasks = tracking.tasks.map((task): TrackedTask => {
     if (task.id !== result.taskId) {
+      if (options.interleaved) return done.has(task.id) ? { ...task, consecutiveFailures: 0 } : task;
       // Another task's run of failures is broken by this iteration.
       return done.has(task.id) ? { ...task, consecutiveFailures: 0 } : { ...task, consecutiveFailures: task.skipped ? task.consecutiveFailures : 0 };
     }
@@ -253,8 +265,13 @@ export function recordIteration(
     }
     return next;
   });
-  const { current: _current, ...rest } = tracking;
-  return { tracking: { ...rest, tasks, lastIteration: Math.max(tracking.lastIteration, result.iteration) }, newlySkipped, consecutiveFailures };
+  const { current: _current, running, ...rest } = tracking;
+  const stillRunning = running?.filter((item) => item.taskId !== result.taskId);
+  return {
+    tracking: { ...rest, ...(stillRunning?.length ? { running: stillRunning } : {}), tasks, lastIteration: Math.max(tracking.lastIteration, result.iteration) },
+    newlySkipped,
+    consecutiveFailures,
+  };
 }
 
 /** Gives tasks set aside by an earlier run a fresh start; returns the ids it released. */

@@ -1,0 +1,71 @@
+// Where an iteration runs, and how its result becomes part of the feature: in the repository itself (one
+// agent), or in a worker's worktree whose commits ralph merges back (several agents).
+import type { Git } from '../git.ts';
+import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
+
+/** What the iteration decided, handed to the workspace to record and (on a pass) merge. */
+export interface Landing {
+  task: Task;
+  info: IterationInfo;
+  result: IterationResult;
+  /** HEAD of the workspace after the agent (its own commits included). */
+  head?: string;
+}
+
+export interface Landed {
+  /** The commit that now holds the iteration's work on the feature branch, when there is one. */
+  commit?: string;
+  /** The workspace's HEAD afterwards. */
+  head?: string;
+  /** Paths that conflicted when merging back: the work was kept, not merged. */
+  conflict?: string[];
+  /** A branch holding work that was not merged. */
+  kept?: string;
+  /** Why the iteration failed after all, when landing it did not work out. */
+  reason?: string;
+}
+
+export interface Workspace {
+  /** The worker (1-based) in its own worktree; undefined when the agent works in the repository. */
+  readonly worker?: number;
+  /** Where the agent and the gates run. */
+  readonly cwd: string;
+  readonly git: Git;
+  /** Environment for the agent beside the source's own. */
+  env(): Record<string, string | undefined>;
+  /** The source's tasks as this workspace shows them. */
+  snapshot(): Promise<Snapshot>;
+  /** Records the iteration in the source and makes its work part of the feature branch. */
+  land(landing: Landing): Promise<Landed>;
+}
+
+export interface InPlaceOptions {
+  root: string;
+  git: Git;
+  source: TaskSource;
+  /** Commits a passing iteration's work (commit policy on); undefined when nothing changed. */
+  commit?: (task: Task, iteration: number) => Promise<string | undefined>;
+}
+
+/** The agent works in the repository: the source records there, and ralph commits when its policy says so. */
+export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
+  const { source } = options;
+  return {
+    cwd: options.root,
+    git: options.git,
+    env: () => ({}),
+    snapshot: () => source.snapshot(),
+    async land({ task, info, result, head }) {
+      await source.settle?.(result, info);
+      // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
+      let commit: string | undefined;
+      if (options.commit && result.kind === 'pass') {
+        commit = await options.commit(task, info.iteration);
+        if (commit) await source.recordCommit?.(info.iteration, commit, head);
+      }
+      // The agent may commit its own work (beads' /sp:next, Spec Kit stories): report the new HEAD.
+      if (!commit && head && head !== info.head) commit = head;
+      return { commit, head: commit ?? head };
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// A worker's workspace: its own worktree, reset to the feature branch before each task. A passing
+// iteration's commits are replayed onto the feature branch under the merge lock, then ralph records the
+// task in the main worktree's state files and commits them with the work; anything else is kept on a branch.
+import type { Git } from '../git.ts';
+import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
+import type { TaskSource } from '../sources/types.ts';
+import { replayOnto, type MergeLock } from './merge.ts';
+import { commitText, type Worktree, type Worktrees } from './worktrees.ts';
+
+export interface WorkerOptions {
+  tree: Worktree;
+  worktrees: Worktrees;
+  /** git of the main worktree (the feature branch). */
+  main: Git;
+  source: TaskSource;
+  lock: MergeLock;
+  sessionId: string;
+}
+
+export interface WorkerWorkspace extends Workspace {
+  readonly worker: number;
+  /** Resets the worktree for `taskId` to the feature branch's head (and the current state files); returns that head. */
+  prepare(taskId: string): Promise<string | undefined>;
+  /** Keeps whatever the worktree holds that is not merged; the branch name, if anything was kept. */
+  keepLeftovers(label: string | number): Promise<string | undefined>;
+}
+
+function trailers(task: { id: string }, iteration: number, worker: number): Record<string, string> {
+  return { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id, 'Ralph-Worker': `w${worker}` };
+}
+
+/** How an iteration whose work could not be merged is described. */
+export function conflictReason(paths: readonly string[], kept: string | undefined): string {
+  return `merge conflict in ${paths.join(', ')}: the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again on a fresh base`;
+}
+
+export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
+  const { tree, worktrees, main, source, lock } = options;
+  const stateFiles = (): string[] => source.workers.stateFiles();
+  let currentTask = `w${tree.worker}`;
+
+  /** ralph's commit of what the agent left uncommitted, without the state files; true when it made one. */
+  const commitLeftovers = async (message: string, extra: Record<string, string>): Promise<boolean> => {
+    await tree.git.raw(['add', '-A']);
+    const state = stateFiles();
+    if (state.length > 0) await tree.git.raw(['reset', '-q', 'HEAD', '--', ...state]);
+    if ((await tree.git.attempt(['diff', '--cached', '--quiet'])).ok) return false;
+    await tree.git.raw(['commit', '-q', '--no-verify', '-m', commitText(message, extra)]);
+    return true;
+  };
+
+  const keep = (iteration: number | string): Promise<string | undefined> =>
+    worktrees.keep(tree, { session: options.sessionId, task: currentTask, iteration }, stateFiles());
+
+  const merge = async ({ task, info, result }: Landing, ownCommit: boolean): Promise<Landed> => {
+    const target = await main.head();
+    if (!target || !tree.base) throw new Error('worker has no base commit');
+    const replay = await replayOnto(tree.git, tree.base, target, stateFiles());
+    let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
+    if (!('conflict' in replay) && replay.head !== target) {
+      const forward = await main.attempt(['merge', '--ff-only', '-q', replay.head]);
+      if (!forward.ok) conflict = [`the main worktree (${forward.output.trim().split('\n').find((line) => line.trim())?.trim() ?? 'git merge --ff-only failed'})`];
+    }
+    if (conflict) {
+      // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
+      const kept = await keep(info.iteration);
+      const reason = conflictReason(conflict, kept);
+      await source.settle?.({ ...result, kind: 'fail', reason, tasksDone: [] }, info);
+      return { conflict, kept, reason, head: target };
+    }
+    await source.workers.markDone(result.tasksDone);
+    await source.settle?.(result, info);
+    // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
+    const changed = await main.changedUnder(stateFiles());
+    const amend = ownCommit && !('conflict' in replay) && replay.commits > 0;
+    if (changed.length > 0) {
+      await main.raw(['add', '-A', '--', ...changed]);
+      if (amend) await main.raw(['commit', '-q', '--no-verify', '--amend', '--no-edit']);
+      else await main.raw(['commit', '-q', '--no-verify', '-m', commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker))]);
+    }
+    const head = await main.head();
+    const commit = head !== target ? head : undefined;
+    if (commit) await source.recordCommit?.(info.iteration, commit, target);
+    // The worktree follows, so nothing it holds looks unmerged if ralph is killed now.
+    await tree.git.raw(['reset', '-q', '--hard', head ?? target]);
+    tree.base = head ?? target;
+    return { commit, head };
+  };
+
+  return {
+    worker: tree.worker,
+    cwd: tree.dir,
+    git: tree.git,
+    env: () => source.workers.env(tree.dir),
+    snapshot: () => source.workers.snapshotAt(tree.dir),
+
+    prepare: (taskId: string) =>
+      lock.run(async () => {
+        currentTask = taskId;
+        const base = await main.head();
+        if (base) await worktrees.reset(tree, base, stateFiles());
+        return base;
+      }),
+
+    keepLeftovers: (label) => keep(label),
+
+    async land(landing: Landing): Promise<Landed> {
+      const { task, info, result } = landing;
+      if (result.kind === 'pass') {
+        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker));
+        return lock.run(() => merge(landing, own));
+      }
+      const kept = await keep(info.iteration);
+      await lock.run(async () => source.settle?.(result, info));
+      return { kept, head: tree.base };
+    },
+  };
+}

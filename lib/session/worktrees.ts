@@ -1,0 +1,192 @@
+// The workers' git worktrees: one per worker under .ralph/worktrees/ (git-ignored with the rest of .ralph/),
+// each on its own branch. A worktree is reset to the feature branch's head before every task; work that is
+// not merged (a failed or interrupted iteration, a conflict) is kept on a `ralph-kept/…` branch, never lost.
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { excludeFromGit, Git } from '../git.ts';
+
+export const WORKTREES_DIR = path.join('.ralph', 'worktrees');
+export const WORKER_BRANCH_PREFIX = 'ralph-worker/';
+export const KEPT_BRANCH_PREFIX = 'ralph-kept/';
+/** Untracked folders a worktree borrows from the repository by symlink, so gates and agents can run. */
+const SHARED_DIRS = ['node_modules'];
+
+export interface Worktree {
+  worker: number;
+  dir: string;
+  branch: string;
+  git: Git;
+  /** The commit the current task started from. */
+  base?: string;
+}
+
+export function workerBranch(worker: number): string {
+  return `${WORKER_BRANCH_PREFIX}w${worker}`;
+}
+
+function safeName(text: string): string {
+  return text.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'task';
+}
+
+/** Creates, resets, keeps and removes the workers' worktrees of one repository. */
+export class Worktrees {
+  private readonly main: Git;
+
+  constructor(
+    readonly root: string,
+    private readonly identityTrailers: Record<string, string> = {},
+  ) {
+    this.main = new Git(root);
+  }
+
+  dirOf(worker: number): string {
+    return path.join(this.root, WORKTREES_DIR, `w${worker}`);
+  }
+
+  /** A fresh worktree for `worker` on its branch at `base`. */
+  async create(worker: number, base: string): Promise<Worktree> {
+    const dir = this.dirOf(worker);
+    const branch = workerBranch(worker);
+    if (existsSync(dir)) await this.main.attempt(['worktree', 'remove', '--force', dir]);
+    rmSync(dir, { recursive: true, force: true });
+    await this.main.attempt(['worktree', 'prune']);
+    mkdirSync(path.dirname(dir), { recursive: true });
+    await this.main.raw(['worktree', 'add', '-q', '-B', branch, dir, base]);
+    for (const name of await this.sharedDirs()) {
+      const link = path.join(dir, name);
+      if (existsSync(link)) continue;
+      try {
+        symlinkSync(path.join(this.root, name), link, 'dir');
+      } catch {
+        // an agent can still install dependencies itself
+      }
+    }
+    return { worker, dir, branch, git: new Git(dir), base };
+  }
+
+  private shared: string[] | undefined;
+  /**
+   * The untracked folders worth sharing: present in the repository and ignored there. A symlink is not a
+   * folder to a `node_modules/` pattern, so `/node_modules` goes to .git/info/exclude, or an agent's
+   * `git add -A` would commit the link.
+   */
+  private async sharedDirs(): Promise<string[]> {
+    if (this.shared) return this.shared;
+    this.shared = [];
+    for (const name of SHARED_DIRS) {
+      if (!existsSync(path.join(this.root, name))) continue;
+      if (!(await this.main.attempt(['check-ignore', '-q', name])).ok) continue;
+      await excludeFromGit(this.main, `/${name}`);
+      this.shared.push(name);
+    }
+    return this.shared;
+  }
+
+  /** Puts the worktree at `base` with nothing left over, then copies the main worktree's state files in. */
+  async reset(tree: Worktree, base: string, stateFiles: readonly string[]): Promise<void> {
+    await tree.git.raw(['reset', '-q', '--hard', base]);
+    await tree.git.raw(['clean', '-q', '-fd']);
+    tree.base = base;
+    copyState(this.root, tree.dir, stateFiles);
+  }
+
+  /**
+   * Keeps what the worktree holds beyond its base (commits, and uncommitted changes as one WIP commit) on a
+   * `ralph-kept/<session>/<task>-i<iteration>` branch; the branch name, or undefined when there was nothing.
+   */
+  async keep(tree: Worktree, label: { session: string; task: string; iteration: number | string }, stateFiles: readonly string[]): Promise<string | undefined> {
+    const dirty = (await tree.git.changedSince(undefined)).files.filter((file) => !isUnder(file, stateFiles) && !SHARED_DIRS.includes(file));
+    if (dirty.length > 0) {
+      await tree.git.raw(['add', '-A', '--', '.', ...stateFiles.map((file) => `:(exclude)${file}`)]);
+      const message = `ralph: work in progress on ${label.task} (iteration ${label.iteration}, not merged)`;
+      await tree.git.raw(['commit', '-q', '--no-verify', '-m', commitText(message, { ...this.identityTrailers, 'Ralph-Task': label.task })]);
+    }
+    const head = await tree.git.head();
+    if (!head || head === tree.base) return undefined;
+    // Work the feature branch already holds is not worth a branch of its own.
+    if ((await tree.git.attempt(['merge-base', '--is-ancestor', head, `refs/heads/${await this.featureBranchName()}`])).ok) return undefined;
+    const name = `${KEPT_BRANCH_PREFIX}${safeName(label.session)}/${safeName(label.task)}-i${label.iteration}`;
+    await this.main.raw(['branch', '-f', name, head]);
+    return name;
+  }
+
+  private feature: string | undefined;
+  /** The branch the main worktree is on (the feature branch). */
+  async featureBranchName(): Promise<string> {
+    this.feature ??= (await this.main.branch()) ?? 'HEAD';
+    return this.feature;
+  }
+
+  /** Removes the worktree and its branch. */
+  async remove(tree: Worktree): Promise<void> {
+    await this.main.attempt(['worktree', 'remove', '--force', tree.dir]);
+    rmSync(tree.dir, { recursive: true, force: true });
+    await this.main.attempt(['worktree', 'prune']);
+    await this.main.attempt(['branch', '-D', tree.branch]);
+  }
+
+  /**
+   * After a run that could not clean up (kill -9): keeps the leftover worktrees' unmerged work on kept
+   * branches, removes the worktrees and the worker branches. Returns one message per thing done.
+   */
+  async sweep(session: string, stateFiles: readonly string[]): Promise<string[]> {
+    const messages: string[] = [];
+    const base = path.join(this.root, WORKTREES_DIR);
+    const leftovers = existsSync(base) ? readdirSync(base).filter((name) => /^w\d+$/.test(name)) : [];
+    for (const name of leftovers) {
+      const worker = Number(name.slice(1));
+      const dir = path.join(base, name);
+      const tree: Worktree = { worker, dir, branch: workerBranch(worker), git: new Git(dir) };
+      try {
+        if (existsSync(path.join(dir, '.git'))) {
+          const kept = await this.keep(tree, { session, task: `w${worker}-leftover`, iteration: 'x' }, stateFiles);
+          if (kept) messages.push(`a killed run left unmerged work in worktree ${name}: kept on branch ${kept}`);
+        }
+      } catch (error) {
+        messages.push(`could not keep the work left in ${dir}: ${(error as Error).message}; the worktree is left in place`);
+        continue;
+      }
+      await this.remove(tree);
+      messages.push(`removed the worktree ${path.join(WORKTREES_DIR, name)} a killed run left behind`);
+    }
+    await this.main.attempt(['worktree', 'prune']);
+    const branches = (await this.main.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${WORKER_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean);
+    for (const branch of branches) {
+      const merged = (await this.main.attempt(['merge-base', '--is-ancestor', branch, 'HEAD'])).ok;
+      if (!merged) {
+        const kept = `${KEPT_BRANCH_PREFIX}${safeName(session)}/${safeName(branch.slice(WORKER_BRANCH_PREFIX.length))}-leftover`;
+        await this.main.attempt(['branch', '-f', kept, branch]);
+        messages.push(`worker branch ${branch} held unmerged commits: kept as ${kept}`);
+      }
+      await this.main.attempt(['branch', '-D', branch]);
+    }
+    return messages;
+  }
+}
+
+/** Branches holding work ralph kept instead of merging, newest name last. */
+export async function keptBranches(git: Git): Promise<string[]> {
+  return (await git.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${KEPT_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean).sort();
+}
+
+export function isUnder(file: string, roots: readonly string[]): boolean {
+  return roots.some((root) => file === root || file.startsWith(`${root.replace(/\/$/, '')}/`));
+}
+
+/** A commit message with trailers, as ralph writes them. */
+export function commitText(message: string, trailers: Record<string, string>): string {
+  const body = Object.entries(trailers).map(([key, value]) => `${key}: ${value}`);
+  return body.length > 0 ? `${message}\n\n${body.join('\n')}\n` : `${message}\n`;
+}
+
+/** The main worktree's state files, copied over the worktree's (or removed there when the main has none). */
+function copyState(root: string, dir: string, stateFiles: readonly string[]): void {
+  for (const file of stateFiles) {
+    const from = path.join(root, file);
+    const to = path.join(dir, file);
+    rmSync(to, { recursive: true, force: true });
+    if (!existsSync(from)) continue;
+    mkdirSync(path.dirname(to), { recursive: true });
+    cpSync(from, to, { recursive: lstatSync(from).isDirectory() });
+  }
+}

@@ -1,0 +1,59 @@
+// beads with several workers: ralph claims each worker's bead atomically (`bd update --claim` under the
+// worker's own actor name), every worktree's agent uses the main repository's beads database, and the
+// prompt names the bead, since /sp:next alone would pick any ready one.
+import path from 'node:path';
+import { errorMessage, RalphError } from '../errors.ts';
+import type { Bd } from './bd.ts';
+import type { Snapshot, Task, WorkerSupport } from './types.ts';
+
+/** The assignee a worker's claims carry, e.g. `ralph-w2`. */
+export function workerActor(worker: number): string {
+  return `ralph-w${worker}`;
+}
+
+/** Assignees of ralph's workers' claims. */
+export const WORKER_ACTOR = /^ralph-w\d+$/;
+
+/** The beads task was taken by someone else between `bd ready` and the claim. */
+export class ClaimLostError extends RalphError {}
+
+/**
+ * Claims `task` for `worker`. Whatever bd prints (1.x: the updated issue, exit 1 when taken; 0.50: exit 0
+ * and an empty answer when taken), `bd show` then says who holds it.
+ */
+export async function claimForWorker(bd: Bd, task: Task, worker: number): Promise<void> {
+  const actor = workerActor(worker);
+  await bd.query(['update', task.id, '--claim', '--actor', actor]).catch(() => undefined);
+  let issue;
+  try {
+    issue = await bd.show(task.id);
+  } catch (error) {
+    throw new RalphError(`could not check the claim of ${task.id} for worker ${worker}: ${errorMessage(error)}`);
+  }
+  if (!issue) throw new ClaimLostError(`${task.id} no longer exists in beads`);
+  if (issue.status !== 'in_progress' || issue.assignee !== actor) {
+    throw new ClaimLostError(`${task.id} was taken by ${issue.assignee ?? 'someone else'} (status ${issue.status}) before worker ${worker} could claim it`);
+  }
+}
+
+/** The prompt of a worker: the configured one (e.g. /sp:next) with the bead it must work on. */
+export function workerPrompt(prompt: string, task: Task, worker: number): string {
+  return `${prompt} ${task.id}\n\nWork on bead ${task.id} "${task.title}" only: ralph claimed it for you (assignee ${workerActor(worker)}). Other agents work on other beads at the same time; do not start, claim or close any other bead.`;
+}
+
+export function createBeadsWorkers(root: string, snapshot: () => Promise<Snapshot>): WorkerSupport {
+  return {
+    stateFiles: () => [],
+    startable(current: Snapshot, running: readonly Task[]) {
+      const busy = new Set(running.map((task) => task.id));
+      return current.ready.filter((task) => !busy.has(task.id));
+    },
+    // bd would otherwise look for a database in the worktree (a tracked .beads/ there has none).
+    env: () => ({ BEADS_DIR: path.join(root, '.beads') }),
+    // One database for every worktree: what the worker's agent closed is in the main view.
+    snapshotAt: () => snapshot(),
+    async markDone() {
+      // The agent closed its bead in the shared database itself.
+    },
+  };
+}
