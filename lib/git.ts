@@ -149,7 +149,18 @@ export class Git {
     }
   }
 
-  /** Like raw(), but a failure is data: `{ ok: false, output }`. */
+  /** Whether anything is staged (simple-git reads a silent non-zero exit as success: ask for names). */
+  async hasStaged(): Promise<boolean> {
+    return (await this.raw(['diff', '--cached', '--name-only'])).trim() !== '';
+  }
+
+  /** Whether `commit` is reachable from `from` (ancestor or the same commit). */
+  async contains(from: string, commit: string): Promise<boolean> {
+    const [base, wanted] = await Promise.all([this.attempt(['merge-base', from, commit]), this.attempt(['rev-parse', '--verify', '-q', `${commit}^{commit}`])]);
+    return base.ok && wanted.ok && base.output.trim() !== '' && base.output.trim() === wanted.output.trim();
+  }
+
+  /** Like raw(), but a failure is data: `{ ok: false, output }`. Only failures that print something count. */
   async attempt(args: readonly string[]): Promise<{ ok: boolean; output: string }> {
     try {
       return { ok: true, output: await this.git.raw([...args]) };

@@ -41,8 +41,7 @@ export async function replayOnto(tree: Git, base: string, target: string, stateF
     }
     // The state files stay as the feature branch has them: ralph records the task's state itself.
     if (stateFiles.length > 0) await tree.raw(['reset', '-q', 'HEAD', '--', ...stateFiles]);
-    const staged = !(await tree.attempt(['diff', '--cached', '--quiet'])).ok;
-    if (staged) {
+    if (await tree.hasStaged()) {
       await tree.raw(['commit', '-q', '--no-verify', '--allow-empty-message', '-C', commit]);
       replayed += 1;
     }

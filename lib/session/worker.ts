@@ -44,7 +44,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     await tree.git.raw(['add', '-A']);
     const state = stateFiles();
     if (state.length > 0) await tree.git.raw(['reset', '-q', 'HEAD', '--', ...state]);
-    if ((await tree.git.attempt(['diff', '--cached', '--quiet'])).ok) return false;
+    if (!(await tree.git.hasStaged())) return false;
     await tree.git.raw(['commit', '-q', '--no-verify', '-m', commitText(message, extra)]);
     return true;
   };

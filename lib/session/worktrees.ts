@@ -75,7 +75,7 @@ export class Worktrees {
     this.shared = [];
     for (const name of SHARED_DIRS) {
       if (!existsSync(path.join(this.root, name))) continue;
-      if (!(await this.main.attempt(['check-ignore', '-q', name])).ok) continue;
+      if ((await this.main.attempt(['check-ignore', name])).output.trim() === '') continue;
       await excludeFromGit(this.main, `/${name}`);
       this.shared.push(name);
     }
@@ -104,7 +104,7 @@ export class Worktrees {
     const head = await tree.git.head();
     if (!head || head === tree.base) return undefined;
     // Work the feature branch already holds is not worth a branch of its own.
-    if ((await tree.git.attempt(['merge-base', '--is-ancestor', head, `refs/heads/${await this.featureBranchName()}`])).ok) return undefined;
+    if (await tree.git.contains(`refs/heads/${await this.featureBranchName()}`, head)) return undefined;
     const name = `${KEPT_BRANCH_PREFIX}${safeName(label.session)}/${safeName(label.task)}-i${label.iteration}`;
     await this.main.raw(['branch', '-f', name, head]);
     return name;
@@ -152,7 +152,7 @@ export class Worktrees {
     await this.main.attempt(['worktree', 'prune']);
     const branches = (await this.main.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${WORKER_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean);
     for (const branch of branches) {
-      const merged = (await this.main.attempt(['merge-base', '--is-ancestor', branch, 'HEAD'])).ok;
+      const merged = await this.main.contains('HEAD', branch);
       if (!merged) {
         const kept = `${KEPT_BRANCH_PREFIX}${safeName(session)}/${safeName(branch.slice(WORKER_BRANCH_PREFIX.length))}-leftover`;
         await this.main.attempt(['branch', '-f', kept, branch]);

@@ -2,6 +2,9 @@
 // A scripted stand-in for every agent CLI (claude, codex, gemini, …), replaying recorded real output.
 // It logs each call (argv, stdin, selected env) to FAKE_AGENT_LOG and follows FAKE_AGENT_SCENARIO:
 //   { "steps": [step, …] }   call n uses steps[n] (the last step repeats)
+//   { "byPrompt": [{ "match": "US-001", "steps": [step, …] }, …] }   the first entry whose `match` occurs in
+//     the prompt (stdin or argv) wins; its k-th matching call uses its steps[k] (several agents run at once
+//     with --parallel, so what a call does follows its task, not the order of calls)
 // step fields (all optional):
 //   replay: recording file (relative to tests/fixtures/recordings) printed line by line on stdout
 //   lines: extra stdout lines (after replay); "__RESET_EPOCH__" becomes now + resetInSeconds (epoch s)
@@ -12,6 +15,9 @@
 //   hang: true → after the output, sleep until killed;  ignoreTerm: true → ignore SIGTERM
 //   grandchild: true → start a grandchild that ignores SIGTERM and sleeps; its pid goes to FAKE_AGENT_PIDS
 //   marker: a line printed on stderr once the step started (tests wait for it before signalling)
+//   workMs: time the "work" takes, slept after the edits and writes, before any output
+//   touch: an absolute path created once the step started; awaitFiles: absolute paths it waits for (30 s
+//     at most) before going on: a barrier that holds agents of several workers until all have started
 //   bytes/lineBytes: flood stdout with that many bytes of assistant events of about lineBytes each
 import { appendFileSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
@@ -54,8 +60,22 @@ if (name === 'claude' && args.includes('--dangerously-skip-permissions') && proc
 
 let scenario = { steps: [{ replay: 'claude-ok.jsonl' }] };
 if (env.FAKE_AGENT_SCENARIO) scenario = JSON.parse(readFileSync(env.FAKE_AGENT_SCENARIO, 'utf8'));
-const steps = scenario.steps ?? [];
-const step = steps[Math.min(call, steps.length - 1)] ?? {};
+const prompt = `${stdin}\n${args.join(' ')}`;
+const matched = (scenario.byPrompt ?? []).find((entry) => prompt.includes(entry.match));
+let steps = scenario.steps ?? [];
+let index = call;
+if (matched) {
+  // Calls per match are counted in a file of their own beside the call counter.
+  const countPath = `${statePath}.${Buffer.from(matched.match).toString('hex')}`;
+  try {
+    index = Number(readFileSync(countPath, 'utf8')) || 0;
+  } catch {
+    index = 0;
+  }
+  writeFileSync(countPath, String(index + 1));
+  steps = matched.steps ?? [];
+}
+const step = steps[Math.min(index, steps.length - 1)] ?? {};
 
 if (step.ignoreTerm) process.on('SIGTERM', () => {});
 if (step.marker) process.stderr.write(step.marker + '\n');
@@ -73,6 +93,12 @@ for (const change of step.edit ?? []) {
   writeFileSync(file, text.replace(change.from, change.to));
 }
 for (const [file, content] of Object.entries(step.write ?? {})) writeFileSync(path.resolve(file), content);
+if (step.touch) writeFileSync(step.touch, `${process.pid}\n`);
+for (const file of step.awaitFiles ?? []) {
+  const until = Date.now() + 30_000;
+  while (!existsSync(file) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+if (step.workMs) await new Promise((resolve) => setTimeout(resolve, step.workMs));
 
 if (step.grandchild) {
   const child = spawn(process.execPath, ['-e', "process.on('SIGTERM',()=>{}); setInterval(()=>{}, 1000)"], { stdio: 'ignore' });

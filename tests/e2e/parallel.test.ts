@@ -1,0 +1,167 @@
+// --parallel N end to end: workers in git worktrees, their commits merged back onto the feature branch.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { commitAll, prdHistory, prdProject, report, specKitProject, TASKS_PATH } from './projects.ts';
+import { agentCalls, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
+
+let sandbox: Sandbox;
+afterEach(() => sandbox?.cleanup());
+
+const git = (box: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: box.repo, env: box.env, encoding: 'utf8' });
+
+/** Subjects and trailers of the feature branch's commits, newest first. */
+function commits(box: Sandbox): Array<{ subject: string; trailers: Record<string, string>; parents: number }> {
+  return git(box, ['log', '--format=%s%x1f%P%x1f%(trailers:only,unfold)%x1e'])
+    .split('\x1e')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [subject, parents, trailers] = entry.split('\x1f');
+      return {
+        subject: subject!,
+        parents: parents!.split(' ').filter(Boolean).length,
+        trailers: Object.fromEntries((trailers ?? '').split('\n').filter(Boolean).map((line) => line.split(': ') as [string, string])),
+      };
+    });
+}
+
+/** Nothing of the workers is left: no worktree, no worker branch. */
+function expectWorkersGone(box: Sandbox): void {
+  const dir = path.join(box.repo, '.ralph', 'worktrees');
+  expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+  expect(git(box, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+  expect(git(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/'])).toBe('');
+}
+
+function prdScenario(box: Sandbox, byPrompt: Array<{ match: string; steps: unknown[] }>): void {
+  const file = path.join(box.root, 'scenario.json');
+  writeFileSync(file, JSON.stringify({ byPrompt, steps: [{ lines: [report('failed')] }] }));
+  box.env.FAKE_AGENT_SCENARIO = file;
+}
+
+const stories = (count: number) => ({
+  project: 'Demo',
+  branchName: 'ralph/demo',
+  description: 'demo',
+  userStories: Array.from({ length: count }, (_, index) => ({
+    id: `US-00${index + 1}`,
+    title: `Story ${index + 1}`,
+    description: 'd',
+    acceptanceCriteria: ['works'],
+    priority: index + 1,
+    passes: false,
+    notes: '',
+  })),
+});
+
+describe('--parallel N', () => {
+  it('PRD: four stories on two workers, each done once and committed on a linear feature branch', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(4));
+    const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
+    prdScenario(
+      sandbox,
+      [1, 2, 3, 4].map((n) => ({
+        match: `**US-00${n}**`,
+        // The first two wait for each other: both workers really run at once.
+        steps: [{ write: { [`story-${n}.txt`]: `story ${n}\n` }, touch: barrier(`${n}`), awaitFiles: n <= 2 ? [barrier('1'), barrier('2')] : [], lines: [report('completed')] }],
+      })),
+    );
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'completed', completedCount: 4, iterations: 4 });
+    expect(new Set(summary.records.map((record: { worker: number }) => record.worker))).toEqual(new Set([1, 2]));
+
+    const log = commits(sandbox);
+    const ralph = log.filter((commit) => commit.subject.startsWith('ralph: '));
+    expect(ralph.map((commit) => commit.subject).sort()).toEqual(['ralph: US-001 Story 1', 'ralph: US-002 Story 2', 'ralph: US-003 Story 3', 'ralph: US-004 Story 4']);
+    expect(log.every((commit) => commit.parents <= 1)).toBe(true);
+    for (const commit of ralph) expect(commit.trailers).toMatchObject({ 'Ralph-Task': commit.subject.split(' ')[1], 'Ralph-Worker': expect.stringMatching(/^w[12]$/) });
+    // Every story's work and its recorded state are on the branch, committed.
+    for (const n of [1, 2, 3, 4]) expect(git(sandbox, ['show', `HEAD:story-${n}.txt`])).toBe(`story ${n}\n`);
+    const prd = JSON.parse(git(sandbox, ['show', 'HEAD:prd.json']));
+    expect(prd.userStories.map((story: { passes: boolean }) => story.passes)).toEqual([true, true, true, true]);
+    // Only the last history record's commit hash, written after that commit, is left to commit.
+    expect(git(sandbox, ['status', '--porcelain']).trim()).toMatch(/^M \.rulebook-ralph\/history\/iteration-\d\.json$/);
+    expect(prdHistory(sandbox).map((record) => record.completionStatus)).toEqual(['completed', 'completed', 'completed', 'completed']);
+    expect(readFileSync(path.join(sandbox.repo, 'progress.txt'), 'utf8').match(/US-00\d/g)?.length).toBeGreaterThanOrEqual(4);
+    // One agent per story, each in a worktree, never in the repository itself.
+    const calls = agentCalls(sandbox);
+    expect(calls).toHaveLength(4);
+    expect(calls.every((call) => call.cwd.includes(`${path.sep}.ralph${path.sep}worktrees${path.sep}w`))).toBe(true);
+    expectWorkersGone(sandbox);
+  });
+
+  it('Spec Kit: [P] tasks run side by side, the phase after waits, every box is ticked by ralph in the main tasks.md', async () => {
+    sandbox = makeSandbox({ branch: '001-demo' });
+    specKitProject(
+      sandbox,
+      [
+        '# Tasks: demo',
+        '',
+        '## Phase 1: Setup',
+        '- [ ] T001 [P] Create a.txt',
+        '- [ ] T002 [P] Create b.txt',
+        '- [ ] T003 [P] Create c.txt',
+        '',
+        '## Phase 2: Polish',
+        '- [ ] T004 Create d.txt',
+        '',
+      ].join('\n'),
+    );
+    const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
+    const step = (id: string, file: string, wait: string[] = []) => ({
+      match: `${id} `,
+      steps: [{ write: { [file]: `${id}\n` }, edit: [{ file: TASKS_PATH, from: `- [ ] ${id}`, to: `- [X] ${id}` }], touch: barrier(id), awaitFiles: wait, lines: [JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'done', total_cost_usd: 0.001 })] }],
+    });
+    const file = path.join(sandbox.root, 'scenario.json');
+    writeFileSync(file, JSON.stringify({ byPrompt: [step('T001', 'a.txt', [barrier('T001'), barrier('T002'), barrier('T003')]), step('T002', 'b.txt', [barrier('T001'), barrier('T002'), barrier('T003')]), step('T003', 'c.txt', [barrier('T001'), barrier('T002'), barrier('T003')]), step('T004', 'd.txt')] }));
+    sandbox.env.FAKE_AGENT_SCENARIO = file;
+    const result = await runRalph(sandbox, ['--parallel', '3', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'completed', completedCount: 4 });
+    // T004 started only after the three [P] tasks were recorded.
+    const order = summary.records.map((record: { taskId: string }) => record.taskId);
+    expect(order.at(-1)).toBe('T004');
+    const tasks = git(sandbox, ['show', `HEAD:${TASKS_PATH}`]);
+    expect(tasks).toContain('- [X] T001');
+    expect(tasks).toContain('- [X] T004');
+    expect(tasks).not.toContain('- [ ]');
+    for (const name of ['a', 'b', 'c', 'd']) expect(existsSync(path.join(sandbox.repo, `${name}.txt`))).toBe(true);
+    expect(commits(sandbox).filter((commit) => commit.subject.startsWith('ralph: T00'))).toHaveLength(4);
+    expect(git(sandbox, ['status', '--porcelain'])).toBe('');
+    expectWorkersGone(sandbox);
+  });
+
+  it('two tasks editing the same line: the second runs again on a fresh base, both commits kept, no conflict markers', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    writeFileSync(path.join(sandbox.repo, 'shared.txt'), 'value: base\n');
+    commitAll(sandbox, 'shared file');
+    prdProject(sandbox, stories(2));
+    const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
+    prdScenario(sandbox, [
+      { match: '**US-001**', steps: [{ write: { 'shared.txt': 'value: one\n' }, touch: barrier('1'), awaitFiles: [barrier('1'), barrier('2')], lines: [report('completed')] }] },
+      { match: '**US-002**', steps: [{ write: { 'shared.txt': 'value: two\n' }, touch: barrier('2'), awaitFiles: [barrier('1'), barrier('2')], workMs: 300, lines: [report('completed')] }, { write: { 'shared.txt': 'value: one and two\n' }, lines: [report('completed')] }] },
+    ]);
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.status).toBe('completed');
+    expect(result.stderr).toMatch(/US-002 conflicted when merged back \(shared\.txt\)/);
+    const conflicted = summary.records.find((record: { reason: string }) => /merge conflict in shared\.txt/.test(record.reason));
+    expect(conflicted).toMatchObject({ taskId: 'US-002', outcome: 'fail' });
+    expect(conflicted.kept).toMatch(/^ralph-kept\//);
+    // The first attempt's work is still there, on its kept branch.
+    expect(git(sandbox, ['show', `${conflicted.kept}:shared.txt`])).toBe('value: two\n');
+    expect(readFileSync(path.join(sandbox.repo, 'shared.txt'), 'utf8')).toBe('value: one and two\n');
+    const subjects = commits(sandbox).map((commit) => commit.subject);
+    expect(subjects.filter((subject) => subject === 'ralph: US-001 Story 1')).toHaveLength(1);
+    expect(subjects.filter((subject) => subject === 'ralph: US-002 Story 2')).toHaveLength(1);
+    expect(() => git(sandbox, ['grep', '-q', '-e', '<<<<<<<', '-e', '>>>>>>>', 'HEAD'])).toThrow();
+    expectWorkersGone(sandbox);
+  });
+});
