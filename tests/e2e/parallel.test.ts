@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitAll, prdHistory, prdProject, report, specKitProject, TASKS_PATH } from './projects.ts';
-import { agentCalls, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
+import { agentCalls, bdCalls, FAST, makeSandbox, readBeads, runRalph, seedBeads, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -162,6 +162,40 @@ describe('--parallel N', () => {
     expect(subjects.filter((subject) => subject === 'ralph: US-001 Story 1')).toHaveLength(1);
     expect(subjects.filter((subject) => subject === 'ralph: US-002 Story 2')).toHaveLength(1);
     expect(() => git(sandbox, ['grep', '-q', '-e', '<<<<<<<', '-e', '>>>>>>>', 'HEAD'])).toThrow();
+    expectWorkersGone(sandbox);
+  });
+
+  it('beads: each worker claims its own bead under its own name, uses the main database, and closes only that bead', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, [
+      { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
+      { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: 'closed', priority: 1 },
+      { id: 'ws-9w6.2', title: 'Task A', parent: 'ws-9w6', priority: 2 },
+      { id: 'ws-9w6.3', title: 'Task B', parent: 'ws-9w6', priority: 2 },
+      { id: 'ws-9w6.4', title: 'Task C', parent: 'ws-9w6', priority: 2, dependencies: ['ws-9w6.2'] },
+    ]);
+    const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
+    const step = (id: string, wait: string[] = []) => ({
+      match: `Work on bead ${id} `,
+      steps: [{ run: [['bd', 'close', id, '--reason', 'implemented by the fake agent', '--json']], write: { [`${id}.txt`]: `${id}\n` }, touch: barrier(id), awaitFiles: wait, replay: 'claude-ok.jsonl' }],
+    });
+    const file = path.join(sandbox.root, 'scenario.json');
+    writeFileSync(file, JSON.stringify({ byPrompt: [step('ws-9w6.2', [barrier('ws-9w6.2'), barrier('ws-9w6.3')]), step('ws-9w6.3', [barrier('ws-9w6.2'), barrier('ws-9w6.3')]), step('ws-9w6.4')] }));
+    sandbox.env.FAKE_AGENT_SCENARIO = file;
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', tasksCompleted: 3 });
+    expect(readBeads(sandbox).filter((issue) => issue.id !== 'ws-9w6' && issue.status !== 'closed')).toEqual([]);
+    const claims = bdCalls(sandbox).filter((argv) => argv.includes('--claim'));
+    expect(claims.map((argv) => argv[1]).sort()).toEqual(['ws-9w6.2', 'ws-9w6.3', 'ws-9w6.4']);
+    for (const argv of claims) expect(argv).toEqual(['update', argv[1], '--claim', '--actor', expect.stringMatching(/^ralph-w[12]$/), '--json']);
+    const calls = agentCalls(sandbox);
+    expect(calls).toHaveLength(3);
+    for (const call of calls) {
+      expect(call.stdin).toMatch(/^\/sp:next ws-9w6\.\d\n\nWork on bead ws-9w6\.\d "Task [ABC]" only/);
+      expect(call.env.BEADS_DIR).toBe(path.join(sandbox.repo, '.beads'));
+    }
+    for (const id of ['ws-9w6.2', 'ws-9w6.3', 'ws-9w6.4']) expect(git(sandbox, ['show', `HEAD:${id}.txt`])).toBe(`${id}\n`);
     expectWorkersGone(sandbox);
   });
 });

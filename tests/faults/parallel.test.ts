@@ -1,0 +1,94 @@
+// Faults with several workers: kill -9 of ralph with agents running in worktrees, then a rerun; Ctrl+C
+// with four agents running.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentCalls, agentPids, expectLockGone, expectNoSurvivors, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, readPrdJson, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { signalRalph } from '../e2e/helpers.ts';
+
+let sandbox: Sandbox;
+afterEach(() => sandbox?.cleanup());
+
+const git = (box: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: box.repo, env: box.env, encoding: 'utf8' });
+
+const stories = (count: number) => ({
+  project: 'Demo',
+  branchName: 'ralph/demo',
+  description: 'demo',
+  userStories: Array.from({ length: count }, (_, index) => ({ id: `US-00${index + 1}`, title: `Story ${index + 1}`, description: 'd', acceptanceCriteria: ['works'], priority: index + 1, passes: false, notes: '' })),
+});
+
+/** Each story's first agent writes its file and hangs (until `hangs` agents run); later calls finish it. */
+function hangingScenario(box: Sandbox, count: number, hanging: number): void {
+  const byPrompt = Array.from({ length: count }, (_, index) => {
+    const n = index + 1;
+    const done = { write: { [`story-${n}.txt`]: `story ${n}\n` }, lines: [report('completed')] };
+    return { match: `**US-00${n}**`, steps: n <= hanging ? [{ write: { [`story-${n}.txt`]: `half of story ${n}\n` }, lines: [JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: `working on US-00${n}` }] } })], hang: true }, done] : [done] };
+  });
+  const file = path.join(box.root, 'scenario.json');
+  writeFileSync(file, JSON.stringify({ byPrompt }));
+  box.env.FAKE_AGENT_SCENARIO = file;
+}
+
+const worktreeDirs = (box: Sandbox): string[] => {
+  const dir = path.join(box.repo, '.ralph', 'worktrees');
+  return existsSync(dir) ? readdirSync(dir) : [];
+};
+
+describe('several workers under faults', () => {
+  it('kill -9 of ralph with two agents in worktrees, then a rerun: agents stopped, work kept, every story done exactly once', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(3));
+    hangingScenario(sandbox, 3, 2);
+    const first = startRalph(sandbox, ['--parallel', '2', ...QUICK]);
+    await waitFor(() => agentCalls(sandbox).length >= 2 && existsSync(path.join(sandbox.repo, '.ralph.lock')), 60_000, 'two agents to run');
+    await waitFor(() => (readPrdJson(sandbox) as { userStories: Array<{ status?: string }> }).userStories.filter((story) => story.status === 'in_iteration').length === 2, 10_000, 'both claims');
+    await waitFor(() => agentPids(sandbox).length >= 2, 10_000, 'both agents to note their pids');
+    const pid = ralphPid(sandbox);
+    process.kill(pid, 'SIGKILL');
+    first.child.kill('SIGKILL');
+    await first.done;
+    await waitFor(() => !pidAlive(pid), 5000, 'ralph to die');
+    const orphans = agentPids(sandbox);
+    expect(orphans.filter(pidAlive)).toHaveLength(2);
+    expect(worktreeDirs(sandbox).sort()).toEqual(['w1', 'w2']);
+
+    const rerun = await runRalph(sandbox, ['--parallel', '2', '--json', ...QUICK]);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(/warning: stopped 2 agents \(process groups .*\) that a killed earlier run left running/);
+    for (const orphan of orphans) expect(pidAlive(orphan), `orphan ${orphan}`).toBe(false);
+    expect(rerun.stderr).toMatch(/unmerged work in worktree w1: kept on branch ralph-kept\//);
+    expect(rerun.stderr).toMatch(/unmerged work in worktree w2: kept on branch ralph-kept\//);
+    // The half-done work of the killed agents survives on kept branches.
+    const kept = git(sandbox, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean);
+    expect(kept).toHaveLength(2);
+    expect(kept.map((branch) => git(sandbox, ['show', `${branch}:story-${branch.includes('w1') ? 1 : 2}.txt`]).trim()).sort()).toEqual(['half of story 1', 'half of story 2']);
+    // Each story is done exactly once on the feature branch.
+    const subjects = git(sandbox, ['log', '--format=%s']).split('\n').filter((line) => line.startsWith('ralph: US-'));
+    expect(subjects.sort()).toEqual(['ralph: US-001 Story 1', 'ralph: US-002 Story 2', 'ralph: US-003 Story 3']);
+    for (const n of [1, 2, 3]) expect(git(sandbox, ['show', `HEAD:story-${n}.txt`])).toBe(`story ${n}\n`);
+    expect(worktreeDirs(sandbox)).toEqual([]);
+    expect(git(sandbox, ['for-each-ref', 'refs/heads/ralph-worker/'])).toBe('');
+    expect(git(sandbox, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+    expectLockGone(sandbox);
+    await expectNoSurvivors(sandbox);
+  });
+
+  it('Ctrl+C with four agents running: every agent tree ends, the lock goes, exit 130, the work is kept', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(4));
+    hangingScenario(sandbox, 4, 4);
+    const run = startRalph(sandbox, ['--parallel', '4', '--json', ...QUICK]);
+    await waitFor(() => agentPids(sandbox).length >= 4 && existsSync(path.join(sandbox.repo, '.ralph.lock')), 60_000, 'four agents to run').catch((error) => { throw new Error(`${error.message}: ${run.output().stderr}`); });
+    signalRalph(sandbox, 'SIGINT');
+    const result = await run.done;
+    expect(result.code, result.stderr).toBe(130);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'interrupted', exitCode: 130 });
+    await expectNoSurvivors(sandbox);
+    expectLockGone(sandbox);
+    expect(worktreeDirs(sandbox)).toEqual([]);
+    expect(git(sandbox, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean)).toHaveLength(4);
+    expect(result.stderr.match(/worker \d was interrupted: its unmerged work is kept on branch ralph-kept\//g)).toHaveLength(4);
+  });
+});
