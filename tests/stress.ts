@@ -56,10 +56,13 @@ interface JsonReport {
   testResults: Array<{ name: string; message?: string; assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }> }>;
 }
 
+/** The vitest run under way, stopped (with its own clean-up) when this script is interrupted. */
+let current: ChildProcess | undefined;
+
 function runSuite(filters: string[], scratch: string, index: number): Promise<RunResult> {
   const output = path.join(scratch, `run-${index}.json`);
   const started = Date.now();
-  const child = spawn(BIN('vitest'), ['run', '--reporter=json', `--outputFile=${output}`, ...filters], { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = (current = spawn(BIN('vitest'), ['run', '--reporter=json', `--outputFile=${output}`, ...filters], { cwd: PROJECT, stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -105,10 +108,19 @@ async function main(): Promise<number> {
     stopHog(hog);
     rmSync(scratch, { recursive: true, force: true });
   };
-  process.on('SIGINT', () => {
-    stop();
-    process.exit(130);
-  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      console.log(`test:stress: ${signal}: stopping the run under way`);
+      stopHog(hog);
+      const exit = (): never => {
+        rmSync(scratch, { recursive: true, force: true });
+        process.exit(130);
+      };
+      if (!current || current.exitCode !== null) exit();
+      current!.once('close', exit);
+      current!.kill('SIGTERM');
+    });
+  }
   const plan = [...Array<boolean>(options.runs).fill(false), ...Array<boolean>(options.hogRuns).fill(true)];
   const results: Array<RunResult & { hog: boolean }> = [];
   try {

@@ -82,8 +82,22 @@ export default function setup(): () => Promise<void> {
   const outsideTmp = os.tmpdir();
   process.env.TMPDIR = root;
   const gitBefore = new Set(gitStatus());
+  // Interrupted (Ctrl+C), vitest exits without the teardown below: still stop what the tests started and
+  // remove the folder, quietly, as the process goes.
+  const onInterrupt = (): void => {
+    for (const item of processesOf(root, new Set([process.pid]))) {
+      try {
+        process.kill(item.pid, 'SIGKILL');
+      } catch {
+        // exited meanwhile
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', onInterrupt);
 
   return async () => {
+    process.off('exit', onInterrupt);
     process.env.TMPDIR = outsideTmp;
     const problems: string[] = [];
     const processes = await settledProcesses(root);
