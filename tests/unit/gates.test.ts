@@ -123,12 +123,14 @@ describe('runGates', () => {
   it('ends a gate that runs too long, with its whole process group', async () => {
     const dir = project(undefined);
     const pidFile = path.join(dir, 'grandchild.pid');
-    const grandchild = `const c = require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }); require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); setInterval(() => {}, 1000);`;
+    // The shell starts its child and names it at once: a node grandchild took longer than the timeout to
+    // start on a loaded machine, and then there was no pid file to check.
+    const grandchild = `sleep 600 & echo $! > '${pidFile}'; wait`;
     const started = Date.now();
-    const [result] = await run([{ name: 'hang', command: node(grandchild) }], { timeoutMs: 800, graceMs: 500 });
+    const [result] = await run([{ name: 'hang', command: grandchild }], { timeoutMs: 1500, graceMs: 500 });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(result).toMatchObject({ name: 'hang', passed: false, timedOut: true });
-    expect(result!.outputTail).toContain('[ralph] timed out after 800 ms');
+    expect(result!.outputTail).toContain('[ralph] timed out after 1500 ms');
     const pid = Number(readFileSync(pidFile, 'utf8'));
     for (let tries = 0; tries < 40 && processAlive(pid); tries += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(processAlive(pid)).toBe(false);
