@@ -7,6 +7,10 @@ let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
 
 const close = (id: string) => [['bd', 'close', id, '--reason', 'implemented by the fake agent', '--json']];
+// The timeouts also apply to the agents that must finish: a fake agent (node) took up to 1.7 s to start on
+// the loaded 2-core machine, so a hung agent is given 3 s of silence, and a working one says STARTED on
+// stderr (which counts as output) before it runs `bd close`, a second node start.
+const IDLE = '3s';
 
 // Every adapter, driven end to end by a fake CLI that replays that agent's recorded output.
 const AGENTS = [
@@ -66,8 +70,8 @@ describe('usage limits', () => {
   it('treats a 5-hour-limit text inside the prompt or a timeout as what it is, not a usage limit', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
-    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' }]);
-    const result = await runRalph(sandbox, ['--prompt', "Mind the 5-hour limit · resets 3:22am (UTC)", '--idle-timeout', '700ms', '--json', ...FAST]);
+    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl', marker: 'STARTED' }]);
+    const result = await runRalph(sandbox, ['--prompt', "Mind the 5-hour limit · resets 3:22am (UTC)", '--idle-timeout', IDLE, '--json', ...FAST]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/attempt 1 failed \(timeout\)/);
     expect(result.stderr).not.toMatch(/usage limit: waiting/);
@@ -80,8 +84,8 @@ describe('time bounds and the process tree', () => {
   it('ends a hung agent on the idle timeout, kills its SIGTERM-ignoring grandchild, and carries on', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
-    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true, ignoreTerm: true, grandchild: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' }]);
-    const result = await runRalph(sandbox, ['--idle-timeout', '800ms', '--json', ...FAST]);
+    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true, ignoreTerm: true, grandchild: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl', marker: 'STARTED' }]);
+    const result = await runRalph(sandbox, ['--idle-timeout', IDLE, '--json', ...FAST]);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).records[0]).toMatchObject({ outcome: 'fail', reason: expect.stringMatching(/idle/) });
     const pids = agentPids(sandbox);
@@ -93,7 +97,8 @@ describe('time bounds and the process tree', () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
     scenario(sandbox, [{ replay: 'claude-429-retry.jsonl', delayMs: 100, hang: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl' }]);
-    const result = await runRalph(sandbox, ['--timeout', '1s', '--json', ...FAST]);
+    // The second agent starts node twice (itself, then bd close) within the same wall-clock limit.
+    const result = await runRalph(sandbox, ['--timeout', '5s', '--json', ...FAST]);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).records[0].reason).toMatch(/time limit/);
   });

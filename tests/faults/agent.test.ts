@@ -35,6 +35,9 @@ let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
 
 const INIT = readFileSync(path.join(__dirname, '..', 'fixtures', 'recordings', 'claude-ok.jsonl'), 'utf8').split('\n')[0]!;
+// A hung agent is given 3 s of silence: the agents that must finish count their start-up against the same
+// timeout, and a fake agent (node) took up to 1.7 s to start on the loaded 2-core machine.
+const IDLE = '3s';
 const partial = JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text: 'Working on it…' }] } });
 
 describe('agent crash', () => {
@@ -72,7 +75,7 @@ describe('agent hang', () => {
       { edit: [tick('T002'), tick('T003')], lines: [answer('Did T002 and T003.')] },
       { edit: [tick('T004'), tick('T005')], lines: [answer('Did T004 and T005.')] },
     ]);
-    const result = await runRalph(sandbox, ['--idle-timeout', '1s', '--json', ...QUICK]);
+    const result = await runRalph(sandbox, ['--idle-timeout', IDLE, '--json', ...QUICK]);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary.records.map((record: { outcome: string; attempts: number }) => [record.outcome, record.attempts])).toEqual([
@@ -101,7 +104,7 @@ describe('agent ignoring SIGTERM, with a grandchild', () => {
       { lines: [INIT], hang: true, ignoreTerm: true, grandchild: true },
       { write: { 'app.txt': 'done\n' }, lines: [report('completed')] },
     ]);
-    const result = await runRalph(sandbox, ['--idle-timeout', '1s', '--json', ...QUICK]);
+    const result = await runRalph(sandbox, ['--idle-timeout', IDLE, '--json', ...QUICK]);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary.records.map((record: { outcome: string }) => record.outcome)).toEqual(['fail', 'pass']);
