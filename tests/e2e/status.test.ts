@@ -120,7 +120,15 @@ describe('ralph status, end to end', () => {
     const run = startRalph(sandbox, ['--retry-delay', '2s', '--retry-max-delay', '2s', '--kill-grace', '500ms'], PINNED_RANDOM);
     const backing = await waitForStatus(sandbox, (status) => status.state === 'backing_off', 'status.json to show the backoff');
     const until = Date.parse(backing.waitUntil ?? '');
-    expect(until).toBeGreaterThan(Date.now() - 500);
+    // About 2 s after the backoff began (its event in events.jsonl), not after the test happened to look:
+    // status.json says backing_off until the next agent prints, which a loaded machine can make late.
+    const backoffEvent = () =>
+      readFileSync(path.join(sandbox.repo, '.ralph', 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; at: string; until?: number }).find((event) => event.type === 'backoff');
+    // status.json is written just before events.jsonl: wait for the line.
+    await waitFor(() => backoffEvent() !== undefined, 5000, 'the backoff in events.jsonl');
+    const backoff = backoffEvent();
+    expect(backoff?.until).toBe(until);
+    expect(until).toBeGreaterThan(Date.parse(backoff!.at) + 1500);
     expect(until).toBeLessThanOrEqual(Date.now() + 2500);
     expect(backing).toMatchObject({ iteration: 1, attempt: 2, waitReason: 'transient failure', task: { id: 'ws-9w6.2' }, lastFailure: { kind: 'transient' } });
     const result = await run.done;
@@ -135,7 +143,9 @@ describe('ralph status, end to end', () => {
     const recorded = readFileSync(path.join(RECORDINGS, 'claude-oauth-unified5h.jsonl'), 'utf8').split('\n').filter(Boolean);
     const rateLimit = recorded.find((line) => line.includes('"rate_limit_event"'))!.replace(/"resetsAt":\d+/, '"resetsAt":__RESET_EPOCH__');
     const resultLine = recorded.find((line) => line.includes('"type":"result"'))!;
-    scenario(sandbox, [{ lines: [rateLimit, resultLine], resetInSeconds: 3, exit: 1 }, closeStep('ws-9w6.2')]);
+    // The reset is 7 to 8 s away: long enough to still be waiting while a second ralph starts to read the
+    // status, even on a loaded machine, where starting ralph alone took up to 2 s (with 3 s the wait could end first).
+    scenario(sandbox, [{ lines: [rateLimit, resultLine], resetInSeconds: 8, exit: 1 }, closeStep('ws-9w6.2')]);
     const run = startRalph(sandbox, ['--kill-grace', '500ms']);
     const waiting = await waitForStatus(sandbox, (status) => status.state === 'waiting_usage_reset', 'status.json to show the usage wait');
     const until = Date.parse(waiting.waitUntil ?? '');
