@@ -11,6 +11,7 @@ import { readStatusFile } from '../progress/status-file.ts';
 import { describeState, formatClock, type RunState, type RunStatusFile } from '../progress/state.ts';
 import { createSource, detectSource } from '../sources/index.ts';
 import { useColor } from '../view/plain.ts';
+import { keptBranches } from '../session/worktrees.ts';
 import type { ParsedArgv } from './argv.ts';
 
 export type RunPresence = 'alive' | 'stale' | 'none';
@@ -48,6 +49,8 @@ export interface StatusReport {
   /** `.ralph/status.json` as written (the last run's when no run is going on). */
   status: RunStatusFile | null;
   tasks: TaskCounts | { error: string } | null;
+  /** Branches holding work ralph kept instead of merging (several workers: failed, interrupted, conflicting). */
+  kept: string[];
 }
 
 const SOURCE_NAMES: readonly string[] = ['beads', 'speckit', 'prd'];
@@ -91,7 +94,7 @@ async function loadTasks(root: string, parsed: ParsedArgv, deps: Deps, runSource
 }
 
 /** Reads the lock and status.json and folds them into a report (without the task counts). */
-export function readRunState(root: string, now: number): Omit<StatusReport, 'tasks'> {
+export function readRunState(root: string, now: number): Omit<StatusReport, 'tasks' | 'kept'> {
   const lock: LockState = inspectLock(root, now);
   const status = readStatusFile(root) ?? null;
   const run: RunPresence = lock.held ? 'alive' : lock.stale ? 'stale' : 'none';
@@ -128,7 +131,10 @@ function paint(color: boolean, code: number, text: string): string {
 function describeRun(status: RunStatusFile, now: number): string[] {
   const lines = [`  state:      ${describeState(status, now)}`];
   if (status.iteration > 0) lines.push(`  iteration:  ${status.iteration}/${status.maxIterations}${status.attempt > 1 ? `, attempt ${status.attempt}` : ''}`);
-  if (status.task) lines.push(`  task:       ${status.task.id} ${status.task.title}`);
+  if (status.workers && status.state !== 'finished') {
+    for (const item of status.workers) lines.push(`  worker w${item.worker}:  iteration ${item.iteration}, ${item.task.id} ${item.task.title} (${formatDuration(Math.max(0, now - Date.parse(item.startedAt)))})`);
+    if (status.workers.length === 0) lines.push('  workers:    none running');
+  } else if (status.task) lines.push(`  task:       ${status.task.id} ${status.task.title}`);
   const started = Date.parse(status.startedAt);
   const ended = status.endedAt ? Date.parse(status.endedAt) : now;
   lines.push(`  elapsed:    ${formatDuration(Math.max(0, ended - started))} (since ${formatClock(started, now)})`);
@@ -167,6 +173,7 @@ export function formatStatus(report: StatusReport, now: number, color = false): 
   const tasks = report.tasks;
   if (tasks && 'error' in tasks) lines.push(`tasks: cannot read the task source: ${tasks.error}`);
   else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready)${tasks.skipped ? `, ${tasks.skipped} skipped` : ''}, ${tasks.total} in all`);
+  if (report.kept.length > 0) lines.push(`unmerged work kept on ${report.kept.length} branch${report.kept.length === 1 ? '' : 'es'} (look, then merge or delete): ${report.kept.join(', ')}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -190,6 +197,7 @@ export async function statusCommand(parsed: ParsedArgv, deps: Deps, signal: Abor
   const tty = Boolean(deps.stdout.isTTY);
   const color = useColor(deps.stdout, deps.env);
   let tasks: StatusReport['tasks'] = null;
+  let kept: string[] = [];
   let tasksAt = Number.NEGATIVE_INFINITY;
 
   while (!signal.aborted) {
@@ -197,9 +205,10 @@ export async function statusCommand(parsed: ParsedArgv, deps: Deps, signal: Abor
     const state = readRunState(root, now);
     if (now - tasksAt >= TASKS_REFRESH_MS) {
       tasks = await loadTasks(root, parsed, deps, state.alive && state.current ? state.status?.mode : undefined);
+      kept = await keptBranches(new Git(root));
       tasksAt = now;
     }
-    const report: StatusReport = { ...state, tasks };
+    const report: StatusReport = { ...state, tasks, kept };
     if (json) deps.stdout.write(`${JSON.stringify(report)}\n`);
     else if (watch && tty) deps.stdout.write(`\u001b[H\u001b[2J${formatStatus(report, now, color)}\n(refreshing every second; Ctrl+C to stop)\n`);
     else if (watch) deps.stdout.write(`--- ${dayjs(now).format('YYYY-MM-DD HH:mm:ss')}\n${formatStatus(report, now, color)}`);

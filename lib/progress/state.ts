@@ -13,6 +13,14 @@ export interface RunCounts {
   tasksCompleted: number;
 }
 
+/** What one worker is doing (several workers). */
+export interface WorkerStatus {
+  worker: number;
+  iteration: number;
+  task: { id: string; title: string };
+  startedAt: string;
+}
+
 /** The contents of `.ralph/status.json`. Absent values are null so the shape never changes. */
 export interface RunStatusFile {
   version: 1;
@@ -43,6 +51,8 @@ export interface RunStatusFile {
   message: string | null;
   endedAt: string | null;
   tasksRemaining: number | null;
+  /** The workers' iterations under way, by worker (several workers); null with one. */
+  workers: WorkerStatus[] | null;
 }
 
 /** How much an event changed: `state` must reach disk at once, `activity` may be throttled. */
@@ -92,6 +102,7 @@ export class RunTracker {
         message: null,
         endedAt: null,
         tasksRemaining: null,
+        workers: null,
       };
       return 'state';
     }
@@ -108,6 +119,10 @@ export class RunTracker {
         s.maxIterations = event.maxIterations;
         s.attempt = 1;
         s.task = { id: event.task.id, title: event.task.title };
+        if (event.worker !== undefined) {
+          const others = (s.workers ?? []).filter((item) => item.worker !== event.worker);
+          s.workers = [...others, { worker: event.worker, iteration: event.iteration, task: s.task, startedAt: iso(at) }].sort((a, b) => a.worker - b.worker);
+        }
         return 'state';
       case 'agent': {
         // The first output after a backoff or a wait means the next attempt is under way.
@@ -139,6 +154,12 @@ export class RunTracker {
       case 'iteration_end': {
         const record = event.record;
         this.toRunning(s);
+        if (s.workers) {
+          s.workers = s.workers.filter((item) => item.iteration !== record.iteration);
+          // The task line shows what still runs, not what just ended.
+          const latest = s.workers.at(-1);
+          if (latest) s.task = latest.task;
+        }
         s.counts.iterations += 1;
         if (record.outcome === 'pass') s.counts.passed += 1;
         else if (record.outcome === 'fail') s.counts.failed += 1;
@@ -158,6 +179,7 @@ export class RunTracker {
         s.message = summary.message;
         s.endedAt = iso(at);
         s.tasksRemaining = summary.tasksRemaining;
+        if (s.workers) s.workers = [];
         s.counts.iterations = Math.max(s.counts.iterations, summary.iterations);
         s.counts.tasksCompleted = Math.max(s.counts.tasksCompleted, summary.tasksCompleted);
         s.costUsd = Math.max(s.costUsd, summary.costUsd);

@@ -25,6 +25,7 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 svg.timeline { max-width: 1000px; display: block; }
 svg.timeline text { font: 11px system-ui, sans-serif; fill: var(--muted); }
 svg.timeline .grid { stroke: #eaeef2; } svg.timeline .axis { stroke: var(--muted); }
+svg.timeline text.bar-label { fill: #fff; font-size: 10px; }
 table { border-collapse: collapse; width: 100%; max-width: 1200px; }
 th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; }

@@ -39,17 +39,29 @@ export function tickStep(span: number): number {
   return STEPS_MS.find((step) => span / step <= 6) ?? Math.ceil(span / 6 / 86_400e3) * 86_400e3;
 }
 
+/**
+ * The lane of each record: one lane per iteration with one worker; with several workers one lane per
+ * worker (`w1`, `w2`, …), so what ran at the same time is seen side by side.
+ */
+export function lanes(records: readonly IterationRecord[]): { labels: string[]; of: number[] } {
+  const workers = [...new Set(records.map((record) => record.worker).filter((worker): worker is number => worker !== undefined))].sort((a, b) => a - b);
+  if (workers.length === 0) return { labels: records.map((record) => `#${record.iteration}`), of: records.map((_, index) => index) };
+  return { labels: workers.map((worker) => `w${worker}`), of: records.map((record) => Math.max(0, workers.indexOf(record.worker ?? workers[0]!))) };
+}
+
 /** The SVG chart; an empty string when no iteration ran. */
 export function renderTimeline(records: readonly IterationRecord[]): string {
   if (records.length === 0) return '';
   const placed = spans(records);
+  const lane = lanes(records);
+  const byWorker = lane.labels.length !== records.length || records.some((record) => record.worker !== undefined);
   const total = Math.max(1, ...placed.map((span) => span.start + span.duration));
   const plot = WIDTH - LEFT - RIGHT;
   const x = (ms: number): number => LEFT + (ms / total) * plot;
-  const height = TOP + records.length * LANE + AXIS;
-  const axisY = TOP + records.length * LANE;
+  const height = TOP + lane.labels.length * LANE + AXIS;
+  const axisY = TOP + lane.labels.length * LANE;
   const parts: string[] = [];
-  parts.push(`<svg class="timeline" viewBox="0 0 ${WIDTH} ${height}" width="100%" role="img" aria-label="timeline of ${records.length} iterations">`);
+  parts.push(`<svg class="timeline" viewBox="0 0 ${WIDTH} ${height}" width="100%" role="img" aria-label="timeline of ${records.length} iterations${byWorker ? ` on ${lane.labels.length} workers` : ''}">`);
   const step = tickStep(total);
   for (let tick = 0; tick <= total + 1e-9; tick += step) {
     const at = x(tick).toFixed(1);
@@ -57,17 +69,21 @@ export function renderTimeline(records: readonly IterationRecord[]): string {
     parts.push(`<text class="tick" x="${at}" y="${axisY + 18}" text-anchor="middle">${escapeHtml(tick === 0 ? '0' : formatDuration(tick))}</text>`);
   }
   parts.push(`<line class="axis" x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${axisY}" y2="${axisY}"/>`);
+  lane.labels.forEach((label, index) => {
+    const y = TOP + index * LANE + (LANE - BAR) / 2;
+    parts.push(`<text class="lane" x="${LEFT - 8}" y="${y + BAR / 2 + 4}" text-anchor="end">${escapeHtml(label)}</text>`);
+  });
   records.forEach((record, index) => {
     const span = placed[index]!;
-    const y = TOP + index * LANE + (LANE - BAR) / 2;
+    const y = TOP + lane.of[index]! * LANE + (LANE - BAR) / 2;
     const barX = x(span.start);
     const barWidth = Math.max(3, (span.duration / total) * plot);
     const colour = OUTCOME_COLOUR[record.outcome] ?? '#888888';
-    const tip = `#${record.iteration} ${record.taskId} ${record.taskTitle}\n${outcomeText(record)}\n${formatDuration(record.durationMs)}, ${formatCost(record.costUsd)}, ${record.filesChanged.length} file(s) changed`;
-    parts.push(`<text class="lane" x="${LEFT - 8}" y="${y + BAR / 2 + 4}" text-anchor="end">#${record.iteration}</text>`);
+    const tip = `#${record.iteration} ${record.taskId} ${record.taskTitle}${record.worker === undefined ? '' : ` (worker w${record.worker})`}\n${outcomeText(record)}\n${formatDuration(record.durationMs)}, ${formatCost(record.costUsd)}, ${record.filesChanged.length} file(s) changed`;
     parts.push(
-      `<rect class="bar ${record.outcome}" data-outcome="${escapeHtml(record.outcome)}" x="${barX.toFixed(1)}" y="${y}" width="${barWidth.toFixed(1)}" height="${BAR}" rx="3" fill="${colour}"><title>${escapeHtml(tip)}</title></rect>`,
+      `<rect class="bar ${record.outcome}" data-outcome="${escapeHtml(record.outcome)}"${record.worker === undefined ? '' : ` data-worker="${record.worker}"`} x="${barX.toFixed(1)}" y="${y}" width="${barWidth.toFixed(1)}" height="${BAR}" rx="3" fill="${colour}"><title>${escapeHtml(tip)}</title></rect>`,
     );
+    if (byWorker && barWidth > 28) parts.push(`<text class="bar-label" x="${(barX + 4).toFixed(1)}" y="${y + BAR / 2 + 4}">#${record.iteration}</text>`);
   });
   parts.push('</svg>');
   return parts.join('\n');

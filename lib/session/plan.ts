@@ -12,6 +12,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   let ready: Array<{ id: string; title: string }> = [];
   let remaining = 0;
   let prompt: string | undefined;
+  const workers: Array<{ worker: number; task: { id: string; title: string } }> = [];
   if (problems.length === 0) {
     try {
       const snapshot = await source.snapshot();
@@ -21,7 +22,18 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       if (ready.length > 0) {
         out.push('ready, in order:');
         ready.forEach((task, index) => out.push(`  ${index + 1}. ${task.id} ${task.title}`));
-        prompt = await source.prompt(snapshot.ready[0]!, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run' });
+        if (config.parallel > 1) {
+          const startable = source.workers.startable(snapshot, []);
+          const first = (startable.length > 0 ? startable : snapshot.ready.slice(0, 1)).slice(0, config.parallel);
+          out.push(`first on ${config.parallel} workers (each in a git worktree under .ralph/worktrees/, merged back one at a time):`);
+          for (let worker = 1; worker <= config.parallel; worker += 1) {
+            const task = first[worker - 1];
+            out.push(task ? `  w${worker}: ${task.id} ${task.title}` : `  w${worker}: waits until a task may start beside these`);
+            if (task) workers.push({ worker, task: { id: task.id, title: task.title } });
+          }
+        }
+        const firstTask = workers[0]?.task ? snapshot.ready.find((task) => task.id === workers[0]!.task.id) ?? snapshot.ready[0]! : snapshot.ready[0]!;
+        prompt = await source.prompt(firstTask, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run', ...(config.parallel > 1 ? { worker: 1 } : {}) });
       } else if (remaining > 0) {
         problems.push(source.explainStuck(snapshot));
       } else {
@@ -46,7 +58,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, command: { bin: command.bin, args: command.args }, prompt, lock, problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, lock, problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }

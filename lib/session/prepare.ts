@@ -63,6 +63,15 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   if (identity) {
     problems.push(`no git identity to commit with (${identity}): set one with git config user.name "Your Name" and git config user.email you@example.com, or pass --no-commit`);
   }
+  if (config.parallel > 1 && gitRoot && problems.length === 0) problems.push(...(await parallelProblems(git, config.parallel)));
   const maxIterations = config.maxIterations ?? source.defaultMaxIterations;
   return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations };
+}
+
+/** Workers start from the branch's last commit and merge into the branch: both must exist. */
+async function parallelProblems(git: Git, parallel: number): Promise<string[]> {
+  const problems: string[] = [];
+  if (!(await git.branch())) problems.push(`--parallel ${parallel} merges the workers' commits into the current branch, but HEAD is detached: check out the feature branch`);
+  if (!(await git.head())) problems.push(`--parallel ${parallel} starts the workers from the last commit, but the repository has none: commit first`);
+  return problems;
 }

@@ -48,6 +48,20 @@ export function formatStatusLine(status: RunStatusFile, now: number, frame: numb
   return `${paint(true, 36, text.slice(0, 1))}${colour === undefined ? rest : paint(true, colour, rest)}`;
 }
 
+/** One line per worker under the status line (several workers): `  w2 · iteration 5 · 1m 03s · T005 Create model`. */
+export function formatWorkerLines(status: RunStatusFile, now: number, width: number): string[] {
+  return (status.workers ?? []).map((item) => {
+    const text = [...`  ${`w${item.worker} · iteration ${item.iteration} · ${formatElapsed(now - Date.parse(item.startedAt))} · ${item.task.id} ${item.task.title}`.replace(/\s+/g, ' ')}`];
+    const room = Math.max(10, width - 1);
+    return text.length > room ? `${text.slice(0, room - 1).join('')}…` : text.join('');
+  });
+}
+
+/** Erases a status block of `lines` lines and leaves the cursor at its start. */
+function eraseBlock(lines: number): string {
+  return CLEAR_LINE + '\u001b[1A\u001b[2K'.repeat(Math.max(0, lines - 1));
+}
+
 /**
  * The TTY view: the agent's activity scrolls exactly as LineView prints it, and one status line stays at
  * the bottom, redrawn by a timer so the spinner and countdowns move while the agent is silent.
@@ -57,6 +71,8 @@ export class LiveView implements EventSink {
   private readonly tracker = new RunTracker(os.hostname());
   private timer: NodeJS.Timeout | undefined;
   private shown = false;
+  /** Lines of the status block on screen (the status line, plus one per worker). */
+  private shownLines = 1;
   private printed = false;
   private frame = 0;
   private active = false;
@@ -80,7 +96,7 @@ export class LiveView implements EventSink {
   /** Removes the status line, e.g. before someone else writes to the terminal. */
   clear(): void {
     if (!this.shown) return;
-    this.options.out.write(CLEAR_LINE);
+    this.options.out.write(eraseBlock(this.shownLines));
     this.shown = false;
   }
 
@@ -108,25 +124,29 @@ export class LiveView implements EventSink {
     this.clear();
   }
 
-  private statusText(): string | undefined {
+  private statusText(): string[] | undefined {
     const status = this.tracker.status;
     if (!this.active || !status) return undefined;
-    return formatStatusLine(status, this.options.now(), this.frame, { color: this.options.color, width: this.options.out.columns || 80 });
+    const width = this.options.out.columns || 80;
+    const now = this.options.now();
+    return [formatStatusLine(status, now, this.frame, { color: this.options.color, width }), ...formatWorkerLines(status, now, width)];
   }
 
   private print(text: string): void {
     const status = this.statusText();
     // One write per line keeps the terminal from flickering between the erase and the redraw.
-    this.options.out.write(`${this.shown ? CLEAR_LINE : ''}${text}${status ?? ''}`);
+    this.options.out.write(`${this.shown ? eraseBlock(this.shownLines) : ''}${text}${status?.join('\n') ?? ''}`);
     this.shown = status !== undefined;
+    this.shownLines = status?.length ?? 1;
     this.printed = true;
   }
 
   private draw(): void {
     const status = this.statusText();
     if (status === undefined) return this.clear();
-    this.options.out.write(`${CLEAR_LINE}${status}`);
+    this.options.out.write(`${this.shown ? eraseBlock(this.shownLines) : CLEAR_LINE}${status.join('\n')}`);
     this.shown = true;
+    this.shownLines = status.length;
   }
 }
 

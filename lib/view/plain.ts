@@ -24,6 +24,8 @@ export class LineView implements EventSink {
   private started = false;
   /** Streamed text fragments (Gemini deltas) gathered into one line. */
   private pending = '';
+  /** The worker of each running iteration (several workers): their lines say whose they are. */
+  private readonly workers = new Map<number, number>();
   constructor(private readonly options: ViewOptions) {}
 
   private paint(colour: Colour, text: string): string {
@@ -40,7 +42,7 @@ export class LineView implements EventSink {
     if (this.pending && !(event.type === 'agent' && event.event.kind === 'text' && event.event.delta)) {
       const text = this.pending;
       this.pending = '';
-      if (!quiet) this.agentEvent({ kind: 'text', text }, at);
+      if (!quiet) this.agentEvent({ kind: 'text', text }, at, this.pendingTag);
     }
     switch (event.type) {
       case 'session_start':
@@ -55,10 +57,11 @@ export class LineView implements EventSink {
         this.line(`warning: ${event.message}`, at, 'yellow');
         break;
       case 'iteration_start':
-        if (!quiet) this.line(`iteration ${event.iteration}/${event.maxIterations}: ${event.task.id} ${event.task.title}`, at, 'cyan');
+        if (event.worker !== undefined) this.workers.set(event.iteration, event.worker);
+        if (!quiet) this.line(`iteration ${event.iteration}/${event.maxIterations}${this.tag(event.iteration)}: ${event.task.id} ${event.task.title}`, at, 'cyan');
         break;
       case 'agent':
-        if (!quiet) this.agentEvent(event.event, at);
+        if (!quiet) this.agentEvent(event.event, at, this.tag(event.iteration));
         break;
       case 'attempt_failed':
         this.line(`attempt ${event.attempt} failed (${event.kind}): ${event.reason}`, at, 'yellow');
@@ -77,7 +80,8 @@ export class LineView implements EventSink {
         const colour: Colour = record.outcome === 'pass' ? 'green' : record.outcome === 'fail' ? 'red' : 'yellow';
         const outcome = record.outcome === 'no_change' ? 'no change' : record.outcome;
         const done = record.tasksDone.length > 0 ? `, done: ${record.tasksDone.join(' ')}` : '';
-        this.line(`iteration ${record.iteration} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${record.outcome === 'pass' ? '' : ` (${record.reason})`}`, at, colour);
+        this.workers.delete(record.iteration);
+        this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${record.outcome === 'pass' ? '' : ` (${record.reason})`}`, at, colour);
         break;
       }
       case 'session_end': {
@@ -91,33 +95,43 @@ export class LineView implements EventSink {
     }
   }
 
-  private agentEvent(event: import('../agents/types.ts').AgentEvent, at: number): void {
+  /** ` [w2]` for an iteration of worker 2; empty with one worker. */
+  private tag(iteration: number): string {
+    const worker = this.workers.get(iteration);
+    return worker === undefined ? '' : ` [w${worker}]`;
+  }
+
+  private pendingTag = '';
+
+  private agentEvent(event: import('../agents/types.ts').AgentEvent, at: number, tag: string): void {
+    const lead = tag ? `${tag.trim()} ` : '';
     switch (event.kind) {
       case 'text':
         if (event.delta) {
           this.pending += event.text;
+          this.pendingTag = tag;
           break;
         }
-        if (this.options.verbose) for (const text of event.text.split('\n')) this.line(`  │ ${text}`, at);
-        else if (event.text.trim()) this.line(`  │ ${oneLine(event.text, 200)}`, at);
+        if (this.options.verbose) for (const text of event.text.split('\n')) this.line(`  ${lead}│ ${text}`, at);
+        else if (event.text.trim()) this.line(`  ${lead}│ ${oneLine(event.text, 200)}`, at);
         break;
       case 'tool_call':
-        this.line(`  ↳ ${event.name}${event.summary ? `: ${event.summary}` : ''}`, at, 'blue');
+        this.line(`  ${lead}↳ ${event.name}${event.summary ? `: ${event.summary}` : ''}`, at, 'blue');
         break;
       case 'retry':
-        this.line(`  agent retrying internally${event.status ? ` (HTTP ${event.status})` : ''}${event.attempt ? `, attempt ${event.attempt}` : ''}`, at, 'dim');
+        this.line(`  ${lead}agent retrying internally${event.status ? ` (HTTP ${event.status})` : ''}${event.attempt ? `, attempt ${event.attempt}` : ''}`, at, 'dim');
         break;
       case 'rate_limit':
-        if (event.status === 'rejected') this.line(`  agent hit a usage limit${event.resetsAt ? `, resets ${dayjs(event.resetsAt).format('YYYY-MM-DD HH:mm')}` : ''}`, at, 'magenta');
+        if (event.status === 'rejected') this.line(`  ${lead}agent hit a usage limit${event.resetsAt ? `, resets ${dayjs(event.resetsAt).format('YYYY-MM-DD HH:mm')}` : ''}`, at, 'magenta');
         break;
       case 'result':
-        if (this.options.verbose && event.text) this.line(`  result${event.isError ? ' (error)' : ''}: ${oneLine(event.text, 400)}`, at);
+        if (this.options.verbose && event.text) this.line(`  ${lead}result${event.isError ? ' (error)' : ''}: ${oneLine(event.text, 400)}`, at);
         break;
       case 'error':
-        this.line(`  agent error: ${oneLine(event.message, 300)}`, at, 'red');
+        this.line(`  ${lead}agent error: ${oneLine(event.message, 300)}`, at, 'red');
         break;
       case 'other':
-        if (this.options.verbose) this.line(`  ${oneLine(event.text, 300)}`, at, 'dim');
+        if (this.options.verbose) this.line(`  ${lead}${oneLine(event.text, 300)}`, at, 'dim');
         break;
       default:
         break;

@@ -198,4 +198,34 @@ describe('--parallel N', () => {
     for (const id of ['ws-9w6.2', 'ws-9w6.3', 'ws-9w6.4']) expect(git(sandbox, ['show', `HEAD:${id}.txt`])).toBe(`${id}\n`);
     expectWorkersGone(sandbox);
   });
+
+  it('--dry-run --parallel 3 shows which task starts on which worker, and changes nothing', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(2));
+    const head = git(sandbox, ['rev-parse', 'HEAD']);
+    const result = await runRalph(sandbox, ['--dry-run', '--parallel', '3']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/first on 3 workers .*\n  w1: US-001 Story 1\n  w2: US-002 Story 2\n  w3: waits until a task may start beside these/);
+    const json = JSON.parse((await runRalph(sandbox, ['--dry-run', '--parallel', '3', '--json'])).stdout);
+    expect(json.workers).toEqual([{ worker: 1, task: { id: 'US-001', title: 'Story 1' } }, { worker: 2, task: { id: 'US-002', title: 'Story 2' } }]);
+    expect(git(sandbox, ['rev-parse', 'HEAD'])).toBe(head);
+    expect(git(sandbox, ['worktree', 'list', '--porcelain']).match(/^worktree /gm)).toHaveLength(1);
+  });
+
+  it('refuses what workers cannot do: --no-commit, an uncommitted Spec Kit feature', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(2));
+    const noCommit = await runRalph(sandbox, ['--parallel', '2', '--no-commit']);
+    expect(noCommit.code).toBe(1);
+    expect(noCommit.stderr).toMatch(/--parallel 2 merges the workers' work back as commits: drop --no-commit/);
+    sandbox.cleanup();
+    sandbox = makeSandbox({ branch: '001-demo' });
+    specKitProject(sandbox, '## Phase 1: Setup\n- [ ] T001 [P] a\n');
+    git(sandbox, ['rm', '-q', '--cached', TASKS_PATH]);
+    git(sandbox, ['commit', '-qm', 'untrack tasks.md']);
+    const untracked = await runRalph(sandbox, ['--parallel', '2']);
+    expect(untracked.code).toBe(1);
+    expect(untracked.stderr).toMatch(/--parallel 2: specs\/001-demo\/tasks\.md is not committed/);
+    expect(agentCalls(sandbox)).toHaveLength(0);
+  });
 });

@@ -1,7 +1,7 @@
 // Faults with several workers: kill -9 of ralph with agents running in worktrees, then a rerun; Ctrl+C
 // with four agents running.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, agentPids, expectLockGone, expectNoSurvivors, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, readPrdJson, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
@@ -81,6 +81,10 @@ describe('several workers under faults', () => {
     hangingScenario(sandbox, 4, 4);
     const run = startRalph(sandbox, ['--parallel', '4', '--json', ...QUICK]);
     await waitFor(() => agentPids(sandbox).length >= 4 && existsSync(path.join(sandbox.repo, '.ralph.lock')), 60_000, 'four agents to run').catch((error) => { throw new Error(`${error.message}: ${run.output().stderr}`); });
+    // Another terminal sees the four workers.
+    await waitFor(() => (JSON.parse(readFileSync(path.join(sandbox.repo, '.ralph', 'status.json'), 'utf8')).workers ?? []).length === 4, 10_000, 'four workers in status.json');
+    const live = await runRalph(sandbox, ['status']);
+    expect(live.stdout.match(/^  worker w\d: {2}iteration \d, US-00\d Story \d/gm)).toHaveLength(4);
     signalRalph(sandbox, 'SIGINT');
     const result = await run.done;
     expect(result.code, result.stderr).toBe(130);
@@ -90,5 +94,8 @@ describe('several workers under faults', () => {
     expect(worktreeDirs(sandbox)).toEqual([]);
     expect(git(sandbox, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean)).toHaveLength(4);
     expect(result.stderr.match(/worker \d was interrupted: its unmerged work is kept on branch ralph-kept\//g)).toHaveLength(4);
+    const after = await runRalph(sandbox, ['status', '--json']);
+    expect(JSON.parse(after.stdout).kept).toHaveLength(4);
+    expect((await runRalph(sandbox, ['status'])).stdout).toMatch(/unmerged work kept on 4 branches \(look, then merge or delete\): ralph-kept\//);
   });
 });

@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RalphError } from '../../errors.ts';
+import { Git } from '../../git.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
 import { agentFromFolders, agentFromInitOptions, COPILOT_PROFILE, COPILOT_PROFILE_FILE } from './agent.ts';
 import { checkFeature } from './check.ts';
@@ -63,7 +64,14 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
     async check() {
       const result = resolve();
       if (!result.ok) return [result.problem];
-      return checkFeature({ root: ctx.root, feature: result.feature, template: option('template'), warn: ctx.warn });
+      const problems = checkFeature({ root: ctx.root, feature: result.feature, template: option('template'), warn: ctx.warn });
+      // Workers' worktrees hold what is committed: an uncommitted feature folder would be missing there.
+      if (ctx.config.parallel > 1 && problems.length === 0) {
+        const rel = result.feature.rel;
+        const tracked = await new Git(ctx.root).attempt(['ls-files', '--', `${rel}/tasks.md`]);
+        if (tracked.output.trim() === '') problems.push(`--parallel ${ctx.config.parallel}: ${rel}/tasks.md is not committed, so the agents in the workers' worktrees would not see the feature: commit it first (git add ${rel} && git commit)`);
+      }
+      return problems;
     },
 
     async recover() {

@@ -56,6 +56,7 @@ describe('StatusFileSink', () => {
       message: null,
       endedAt: null,
       tasksRemaining: null,
+      workers: null,
     });
 
     expect(at(1)).toMatchObject({ state: 'running', iteration: 1, maxIterations: 50, attempt: 1, task: { id: task.id, title: task.title }, lastEventAt: iso(1000) });

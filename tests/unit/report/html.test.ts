@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderHtmlReport } from '../../../lib/report/html.ts';
-import { spans, tickStep } from '../../../lib/report/timeline.ts';
+import { lanes, renderTimeline, spans, tickStep } from '../../../lib/report/timeline.ts';
 import { record, sampleSummary } from './fixture.ts';
 
 const svgOf = (html: string): string => {
@@ -86,5 +86,32 @@ describe('renderHtmlReport', () => {
       { start: 45_000, duration: 1000 },
     ]);
     expect(barsOf(svgOf(renderHtmlReport(broken)))).toHaveLength(2);
+  });
+});
+
+describe('the timeline with several workers', () => {
+  const start = (seconds: number): string => new Date(Date.UTC(2026, 0, 2, 3, 0, seconds)).toISOString();
+  const records = [
+    record({ iteration: 1, worker: 1, startedAt: start(0), durationMs: 30_000 }),
+    record({ iteration: 2, worker: 2, startedAt: start(0), durationMs: 20_000 }),
+    record({ iteration: 3, worker: 2, startedAt: start(21), durationMs: 25_000, outcome: 'fail' }),
+  ];
+
+  it('puts each worker in a lane of its own, one lane per iteration otherwise', () => {
+    expect(lanes(records)).toEqual({ labels: ['w1', 'w2'], of: [0, 1, 1] });
+    expect(lanes(records.map(({ worker: _worker, ...rest }) => rest)).labels).toEqual(['#1', '#2', '#3']);
+  });
+
+  it('draws the iterations of one worker on its lane, side by side in time with the others', () => {
+    const svg = renderTimeline(records);
+    expect(svg).toContain('aria-label="timeline of 3 iterations on 2 workers"');
+    const bars = [...svg.matchAll(/<rect class="bar (\w+)" data-outcome="\w+" data-worker="(\d)" x="([\d.]+)" y="(\d+)"/g)].map((match) => ({ outcome: match[1], worker: match[2], x: Number(match[3]), y: Number(match[4]) }));
+    expect(bars).toHaveLength(3);
+    // Iterations 1 and 2 start together on different lanes; 3 follows 2 on worker 2's lane.
+    expect(bars[0]!.x).toBe(bars[1]!.x);
+    expect(bars[0]!.y).not.toBe(bars[1]!.y);
+    expect(bars[2]!.y).toBe(bars[1]!.y);
+    expect(bars[2]!.x).toBeGreaterThan(bars[1]!.x);
+    expect(svg.match(/<text class="lane"[^>]*>(w\d)<\/text>/g)?.length).toBe(2);
   });
 });

@@ -3,7 +3,7 @@ import type { Output } from '../../../lib/deps.ts';
 import { CLEAR_LINE, createView, formatStatusLine, LiveView } from '../../../lib/view/live.ts';
 import { LineView } from '../../../lib/view/plain.ts';
 import { RunTracker } from '../../../lib/progress/state.ts';
-import { script, sessionStart, T0, task } from '../progress/fixtures.ts';
+import { record, script, sessionStart, T0, task } from '../progress/fixtures.ts';
 
 /** A fake terminal: every write is kept, `screen()` replays \r and erase-line into what stays visible. */
 function terminal(columns = 120): Output & { writes: string[]; text(): string; screen(): string[] } {
@@ -18,16 +18,25 @@ function terminal(columns = 120): Output & { writes: string[]; text(): string; s
     },
     text: () => writes.join(''),
     screen() {
+      // Rows and a cursor row: \r and erase-line blank the cursor's row, ESC[1A moves it up a row.
       const lines: string[] = [''];
+      let row = 0;
       const all = writes.join('').replace(/\u001b\[[0-9;]*m/g, '');
       for (let i = 0; i < all.length; i += 1) {
         if (all.startsWith('\u001b[2K', i)) {
-          lines[lines.length - 1] = '';
+          lines[row] = '';
           i += 3;
-        } else if (all[i] === '\r') lines[lines.length - 1] = '';
-        else if (all[i] === '\n') lines.push('');
-        else lines[lines.length - 1] = `${lines.at(-1) ?? ''}${all[i] ?? ''}`;
+        } else if (all.startsWith('\u001b[1A', i)) {
+          row = Math.max(0, row - 1);
+          i += 3;
+        } else if (all[i] === '\r') lines[row] = '';
+        else if (all[i] === '\n') {
+          row += 1;
+          if (row === lines.length) lines.push('');
+        } else lines[row] = `${lines[row] ?? ''}${all[i] ?? ''}`;
       }
+      // Rows below the cursor that were erased are gone from the screen.
+      while (lines.length - 1 > row && lines.at(-1) === '') lines.pop();
       return lines;
     },
   };
@@ -55,6 +64,27 @@ describe('LiveView', () => {
     // Every line printed while the status line shows first erases it.
     expect(out.writes.filter((text) => text.includes('↳ Bash'))[0]!.startsWith(CLEAR_LINE)).toBe(true);
     view.close();
+  });
+
+  it('shows one line per worker under the status line and erases the whole block before printing', () => {
+    const out = terminal();
+    const view = make(out, false, () => T0 + 9000);
+    view.emit(sessionStart, T0);
+    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task, worker: 1 }, T0 + 1000);
+    view.emit({ type: 'iteration_start', iteration: 2, maxIterations: 50, task: { ...task, id: 'ws-9w6.3', title: 'Task 2' }, worker: 2 }, T0 + 3000);
+    view.emit({ type: 'agent', iteration: 2, event: { kind: 'tool_call', name: 'Bash', summary: 'npm test' } }, T0 + 4000);
+    let screen = out.screen();
+    expect(screen.slice(-2)).toEqual(['  w1 · iteration 1 · 8s · ws-9w6.2 Task 1: build part 1', '  w2 · iteration 2 · 6s · ws-9w6.3 Task 2']);
+    expect(screen.filter((line) => line.includes('[w2] ↳ Bash: npm test'))).toHaveLength(1);
+    view.emit({ type: 'iteration_end', record: { ...record(), worker: 1 } }, T0 + 5000);
+    screen = out.screen();
+    // The finished worker's line is gone, nothing of the old block is left above the new one.
+    expect(screen.at(-1)).toBe('  w2 · iteration 2 · 6s · ws-9w6.3 Task 2');
+    expect(screen.filter((line) => line.startsWith('  w1 ·'))).toEqual([]);
+    expect(screen.filter((line) => /^⠋ iteration/.test(line))).toHaveLength(1);
+    expect(screen.some((line) => /iteration 1 \[w1\] ws-9w6\.2: pass/.test(line))).toBe(true);
+    view.close();
+    expect(out.screen().filter((line) => line.startsWith('  w'))).toEqual([]);
   });
 
   it('prints the same lines as LineView', () => {
