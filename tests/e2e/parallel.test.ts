@@ -145,7 +145,8 @@ describe('--parallel N', () => {
     const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
     prdScenario(sandbox, [
       { match: '**US-001**', steps: [{ write: { 'shared.txt': 'value: one\n' }, touch: barrier('1'), awaitFiles: [barrier('1'), barrier('2')], lines: [report('completed')] }] },
-      { match: '**US-002**', steps: [{ write: { 'shared.txt': 'value: two\n' }, touch: barrier('2'), awaitFiles: [barrier('1'), barrier('2')], workMs: 300, lines: [report('completed')] }, { write: { 'shared.txt': 'value: one and two\n' }, lines: [report('completed')] }] },
+      // US-002 finishes only once US-001 is merged into the repository: its merge is the one that conflicts.
+      { match: '**US-002**', steps: [{ write: { 'shared.txt': 'value: two\n' }, touch: barrier('2'), awaitFiles: [barrier('1'), barrier('2')], awaitContent: [{ file: path.join(sandbox.repo, 'shared.txt'), includes: 'value: one' }], lines: [report('completed')] }, { write: { 'shared.txt': 'value: one and two\n' }, lines: [report('completed')] }] },
     ]);
     const result = await runRalph(sandbox, ['--parallel', '2', '--json', ...FAST]);
     expect(result.code, result.stderr).toBe(0);

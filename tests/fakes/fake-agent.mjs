@@ -18,6 +18,7 @@
 //   workMs: time the "work" takes, slept after the edits and writes, before any output
 //   touch: an absolute path created once the step started; awaitFiles: absolute paths it waits for (30 s
 //     at most) before going on: a barrier that holds agents of several workers until all have started
+//   awaitContent: [{ file, includes }] waits (30 s at most) until each absolute file contains the text
 //   bytes/lineBytes: flood stdout with that many bytes of assistant events of about lineBytes each
 import { appendFileSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
@@ -97,6 +98,11 @@ if (step.touch) writeFileSync(step.touch, `${process.pid}\n`);
 for (const file of step.awaitFiles ?? []) {
   const until = Date.now() + 30_000;
   while (!existsSync(file) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+for (const wanted of step.awaitContent ?? []) {
+  const until = Date.now() + 30_000;
+  const has = () => existsSync(wanted.file) && readFileSync(wanted.file, 'utf8').includes(wanted.includes);
+  while (!has() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 if (step.workMs) await new Promise((resolve) => setTimeout(resolve, step.workMs));
 
