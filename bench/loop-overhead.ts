@@ -14,6 +14,10 @@ import { AGENTS, BENCH, benchSandbox, commitAll, PROJECT, RALPH, readSpans, seed
 import { PLAN_MD, prdJson, SPEC_MD, tasksMd } from './fixtures.ts';
 
 const ITERATIONS = 100;
+/** Which bd the fake behaves like in beads mode (FAKE_BD_VERSION): 0.50 as recorded on a real bd, or 1.x. */
+const BD_VERSION = process.env.BENCH_BD_VERSION ?? '0.50';
+const BD_CALLS_PER_ITERATION = 2;
+const BD_CALLS_DRY_RUN = 4;
 const RALPH_TIMEOUT_MS = 180_000;
 const SEED_GAP_MS = 2000;
 const OVERHEAD_TARGET_MS = 100;
@@ -68,7 +72,7 @@ const MODES: ModeSetup[] = [
 
 function prepareSandbox(setup: ModeSetup, count: number): BenchSandbox {
   const sandbox = benchSandbox(setup.agent, setup.branch);
-  Object.assign(sandbox.env, setup.seed(sandbox, count), { BENCH_TASKS: String(count) });
+  Object.assign(sandbox.env, setup.seed(sandbox, count), { BENCH_TASKS: String(count), FAKE_BD_VERSION: BD_VERSION });
   commitAll(sandbox, 'seed the task source');
   return sandbox;
 }
@@ -101,15 +105,16 @@ function measureGaps(sandbox: BenchSandbox, shimMs: number): Gaps {
   return result;
 }
 
-/** Checks that the mode works at all: a dry run in a seeded sandbox. Returns why not, or undefined. */
-async function unavailable(setup: ModeSetup): Promise<string | undefined> {
-  if (setup.module && !existsSync(path.join(PROJECT, setup.module))) return `${setup.module} does not exist yet`;
+/** Checks that the mode works at all: a dry run in a seeded sandbox. Says why not, and how many bd calls it made. */
+async function dryRun(setup: ModeSetup): Promise<{ unavailable?: string; bdCalls: number }> {
+  if (setup.module && !existsSync(path.join(PROJECT, setup.module))) return { unavailable: `${setup.module} does not exist yet`, bdCalls: 0 };
   const sandbox = prepareSandbox(setup, 3);
   try {
     const run = await runTimed(TSX, [RALPH, '--dry-run', '--source', setup.mode], { cwd: sandbox.repo, env: sandbox.env, timeoutMs: 60_000 });
-    if (run.code === 0) return undefined;
+    const bdCalls = readSpans(sandbox.bdTimes).length;
+    if (run.code === 0) return { bdCalls };
     const said = `${run.stdout}\n${run.stderrTail}`.split('\n').filter((line) => line.trim()).slice(-2).join(' / ');
-    return `dry run exited ${run.code ?? run.signal}: ${said.slice(0, 200)}`;
+    return { unavailable: `dry run exited ${run.code ?? run.signal}: ${said.slice(0, 200)}`, bdCalls };
   } finally {
     sandbox.cleanup();
   }
@@ -158,7 +163,8 @@ async function measureLoop(setup: ModeSetup, shimMs: number, bin: string, args: 
 
 async function benchMode(setup: ModeSetup, shimMs: number): Promise<Row[]> {
   const name = `loop overhead (${setup.mode})`;
-  const reason = await unavailable(setup);
+  const plan = await dryRun(setup);
+  const reason = plan.unavailable;
   if (reason) return [{ benchmark: name, figure: `ralph and bash loop, ${ITERATIONS} iterations`, target: '-', result: `not run: ${reason}`, verdict: 'NOT RUN' }];
   const beads = setup.mode === 'beads';
   const ralph = await measureLoop(setup, shimMs, TSX, [RALPH, '--json', '--max-iterations', String(ITERATIONS + 1), '--source', setup.mode]);
@@ -189,6 +195,15 @@ async function benchMode(setup: ModeSetup, shimMs: number): Promise<Row[]> {
     rows.push(row('ralph overhead/iteration incl. task-source CLI (fake bd), median', ralph.gaps.gaps));
     rows.push(row('bash loop (ralph-min.sh) overhead/iteration incl. bd, median', bash.gaps.gaps));
     rows.push(info({ benchmark: name, figure: 'bd calls by ralph per iteration × fake bd time/call (medians; + timing shim/call)', result: `${median(ralph.gaps.bdCallsPerGap)} × ${ms(median(ralph.gaps.bdCallMs))} (+ ${ms(shimMs)})`, value: median(ralph.gaps.bdCallsPerGap) }));
+    // Every bd call between one agent run's end and the next one's start is ralph's (the agent's own are inside its run).
+    const most = max(ralph.gaps.bdCallsPerGap);
+    rows.push(
+      judged(
+        { benchmark: name, figure: `bd calls by ralph per iteration, median / max over ${ralph.gaps.bdCallsPerGap.length} (fake bd ${BD_VERSION})`, target: `≤ ${BD_CALLS_PER_ITERATION}`, result: `${median(ralph.gaps.bdCallsPerGap)} / ${most}`, value: most },
+        most <= BD_CALLS_PER_ITERATION && ralph.gaps.bdCallsPerGap.length > 0,
+      ),
+    );
+    rows.push(judged({ benchmark: name, figure: `bd calls of ralph --dry-run (fake bd ${BD_VERSION})`, target: `≤ ${BD_CALLS_DRY_RUN}`, result: String(plan.bdCalls), value: plan.bdCalls }, plan.bdCalls <= BD_CALLS_DRY_RUN));
   }
   const own = median(ralph.gaps.own);
   rows.push(judged({ benchmark: name, figure: beads ? "ralph's own overhead/iteration (bd time subtracted), median" : 'ralph overhead/iteration, median', target: `< ${OVERHEAD_TARGET_MS} ms`, result: ms(own), value: own, unit: 'ms' }, own < OVERHEAD_TARGET_MS));

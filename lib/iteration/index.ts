@@ -85,7 +85,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const agentText = run.transcript.assistantText || answer;
   const claimedComplete = run.classification.kind === 'ok' && claimsCompletion(answer);
 
-  const after = await workspace.snapshot();
+  const after = await workspace.snapshot('progress');
   const vanished = taskCount(before) > 0 && taskCount(after) === 0;
   // A worker answers for its own task only: what else its copy shows done is not its to finish.
   const finished = tasksFinished(before, after).filter((id) => workspace.worker === undefined || id === task.id);

@@ -1,7 +1,7 @@
 // Where an iteration runs, and how its result becomes part of the feature: in the repository itself (one
 // agent), or in a worker's worktree whose commits ralph merges back (several agents).
 import type { Git } from '../git.ts';
-import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
+import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
 /** What the iteration decided, handed to the workspace to record and (on a pass) merge. */
 export interface Landing {
@@ -33,8 +33,8 @@ export interface Workspace {
   readonly git: Git;
   /** Environment for the agent beside the source's own. */
   env(): Record<string, string | undefined>;
-  /** The source's tasks as this workspace shows them. */
-  snapshot(): Promise<Snapshot>;
+  /** The source's tasks as this workspace shows them (`progress`: right after the agent, see SnapshotPurpose). */
+  snapshot(purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** Records the iteration in the source and makes its work part of the feature branch. */
   land(landing: Landing): Promise<Landed>;
 }
@@ -54,7 +54,7 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
     cwd: options.root,
     git: options.git,
     env: () => ({}),
-    snapshot: () => source.snapshot(),
+    snapshot: (purpose) => source.snapshot(purpose),
     async land({ task, info, result, head }) {
       await source.settle?.(result, info);
       // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.

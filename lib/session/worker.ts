@@ -92,7 +92,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     cwd: tree.dir,
     git: tree.git,
     env: () => source.workers.env(tree.dir),
-    snapshot: () => source.workers.snapshotAt(tree.dir),
+    snapshot: (purpose) => source.workers.snapshotAt(tree.dir, purpose),
 
     prepare: (taskId: string) =>
       lock.run(async () => {

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { errorMessage, RalphError } from '../errors.ts';
 import type { Bd } from './bd.ts';
-import type { Snapshot, Task, WorkerSupport } from './types.ts';
+import type { Snapshot, SnapshotPurpose, Task, WorkerSupport } from './types.ts';
 
 /** The assignee a worker's claims carry, e.g. `ralph-w2`. */
 export function workerActor(worker: number): string {
@@ -41,7 +41,7 @@ export function workerPrompt(prompt: string, task: Task, worker: number): string
   return `${prompt} ${task.id}\n\nWork on bead ${task.id} "${task.title}" only: ralph claimed it for you (assignee ${workerActor(worker)}). Other agents work on other beads at the same time; do not start, claim or close any other bead.`;
 }
 
-export function createBeadsWorkers(root: string, snapshot: () => Promise<Snapshot>): WorkerSupport {
+export function createBeadsWorkers(root: string, snapshot: (purpose?: SnapshotPurpose) => Promise<Snapshot>): WorkerSupport {
   return {
     stateFiles: () => [],
     startable(current: Snapshot, running: readonly Task[]) {
@@ -51,7 +51,7 @@ export function createBeadsWorkers(root: string, snapshot: () => Promise<Snapsho
     // bd would otherwise look for a database in the worktree (a tracked .beads/ there has none).
     env: () => ({ BEADS_DIR: path.join(root, '.beads') }),
     // One database for every worktree: what the worker's agent closed is in the main view.
-    snapshotAt: () => snapshot(),
+    snapshotAt: (_dir, purpose) => snapshot(purpose),
     async markDone() {
       // The agent closed its bead in the shared database itself.
     },

@@ -2,8 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../errors.ts';
 import { Bd, type BdIssue } from './bd.ts';
+import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from './beads-state.ts';
 import { claimForWorker, createBeadsWorkers, WORKER_ACTOR, workerPrompt } from './beads-workers.ts';
-import type { IterationInfo, SourceContext, Snapshot, Task, TaskSource } from './types.ts';
+import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from './types.ts';
+
+export { isClosed } from './beads-state.ts';
 
 export const DEFAULT_BEADS_PROMPT = '/sp:next';
 const CLARIFY = /\[sp:\d+-clarify\]/i;
@@ -19,40 +22,45 @@ export function epicTitleForBranch(branch: string): string {
   return `Feature: ${featureNameFromBranch(branch)}`;
 }
 
-export function isClosed(issue: { status: string }): boolean {
-  return issue.status === 'closed';
-}
-
 function toTask(issue: BdIssue): Task {
   return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type } };
 }
 
-function blockersOf(issue: BdIssue): string[] {
-  return (issue.dependencies ?? [])
-    .map((dep) => (typeof dep === 'string' ? { depends_on_id: dep, type: 'blocks' } : dep))
-    .filter((dep) => (dep.type ?? 'blocks') === 'blocks' && dep.depends_on_id && dep.depends_on_id !== issue.id)
-    .map((dep) => dep.depends_on_id!);
-}
-
-/** Beads mode: the epic named by the branch (or --epic), its ready children, through the bd CLI only. */
+/**
+ * Beads mode: the epic named by the branch (or --epic), its ready children, through the bd CLI only.
+ * Steady state costs two bd calls an iteration: `bd ready` before it, `bd list` after it (beads-state.ts).
+ */
 export function createBeadsSource(ctx: SourceContext): TaskSource {
   const bd = new Bd(ctx.deps, ctx.root);
   let epic: BdIssue | undefined;
-  let children: BdIssue[] = [];
+  const state = emptyState();
   // True right after a snapshot: its children list is current, so claim() needs no extra bd call.
   let fresh = false;
+  // What each remaining task waits for, read (bd show) only when nothing is ready.
+  let blockers = new Map<string, string[]>();
+
+  const list = async (): Promise<void> => {
+    state.children = (await bd.children(epic!.id)).filter((issue) => issue.issue_type !== 'epic');
+    state.carried = true;
+  };
 
   /** Our own agent is the only one working (we hold the lock): anything it left in_progress is orphaned. */
   const reopenOrphans = async (reason: string): Promise<string[]> => {
     const warnings: string[] = [];
-    for (const child of children.filter((issue) => issue.status === 'in_progress' && issue.issue_type !== 'epic')) {
+    for (const child of state.children.filter((issue) => issue.status === 'in_progress')) {
       // A worker's claim carries its name as assignee; a claim needs an unassigned bead, so drop it too.
-      if (child.assignee && WORKER_ACTOR.test(child.assignee)) await bd.query(['update', child.id, '--status', 'open', '--assignee', '']);
-      else await bd.setStatus(child.id, 'open');
+      await bd.setStatus(child.id, 'open', child.assignee && WORKER_ACTOR.test(child.assignee) ? { assignee: '' } : {});
+      child.status = 'open';
       warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}; put back to open`);
     }
     return warnings;
   };
+
+  const build = (ready: BdIssue[]): Snapshot => ({
+    ready: ready.map(toTask),
+    remaining: state.children.filter((issue) => !isClosed(issue)).map(toTask),
+    done: state.children.filter(isClosed).map(toTask),
+  });
 
   const source: TaskSource = {
     name: 'beads',
@@ -80,8 +88,8 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
           else epic = matches[0];
         }
         if (epic) {
-          children = await bd.children(epic.id);
-          const clarify = children.find((child) => CLARIFY.test(child.title));
+          await list();
+          const clarify = state.children.find((child) => CLARIFY.test(child.title));
           if (!clarify) problems.push(`epic ${epic.id} has no clarify phase (a child titled "[sp:NN-clarify] …"): run the clarify phase first`);
           else if (!isClosed(clarify)) problems.push(`clarify phase ${clarify.id} "${clarify.title}" is ${clarify.status}, not closed: finish /sp:clarify before starting ralph`);
         }
@@ -93,7 +101,7 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
 
     async recover() {
       if (!epic) return [];
-      children = await bd.children(epic.id);
+      await list();
       return reopenOrphans('an interrupted run');
     },
 
@@ -104,21 +112,30 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
         return;
       }
       // Before a retry, the failed attempt may have claimed a task; /sp:next only sees open ones.
-      if (!fresh && epic) children = await bd.children(epic.id);
+      if (!fresh && epic) await list();
       fresh = false;
       for (const message of await reopenOrphans('the failed attempt')) ctx.warn(message);
     },
 
-    async snapshot(): Promise<Snapshot> {
-      const epicId = epic!.id;
-      children = (await bd.children(epicId)).filter((issue) => issue.issue_type !== 'epic');
-      const ready = (await bd.ready(epicId)).filter((issue) => issue.issue_type !== 'epic');
+    async snapshot(purpose: SnapshotPurpose = 'next'): Promise<Snapshot> {
       fresh = true;
-      return {
-        ready: ready.map(toTask),
-        remaining: children.filter((issue) => !isClosed(issue)).map(toTask),
-        done: children.filter(isClosed).map(toTask),
-      };
+      if (purpose === 'progress') {
+        // What the agent finished is all the loop asks now; the next `next` read asks bd ready afresh.
+        await list();
+        const open = new Set(state.children.filter((issue) => issue.status === 'open').map((issue) => issue.id));
+        return build(state.lastReady.filter((issue) => open.has(issue.id)));
+      }
+      const ready = await bd.ready(epic!.id);
+      if (!readyAgrees(state, ready)) {
+        await list();
+        noteOutsideList(state, ready);
+      }
+      state.carried = false;
+      state.lastReady = ready;
+      const snapshot = build(ready);
+      blockers = new Map();
+      if (ready.length === 0 && snapshot.remaining.length > 0) blockers = openBlockers(await bd.showMany(snapshot.remaining.map((task) => task.id)));
+      return snapshot;
     },
 
     async prompt(task: Task, info: IterationInfo) {
@@ -126,13 +143,12 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       return info.worker === undefined ? prompt : workerPrompt(prompt, task, info.worker);
     },
 
-    workers: createBeadsWorkers(ctx.root, () => source.snapshot()),
+    workers: createBeadsWorkers(ctx.root, (purpose) => source.snapshot(purpose)),
 
     explainStuck(snapshot: Snapshot) {
-      const byId = new Map(children.map((issue) => [issue.id, issue]));
+      const byId = new Map(state.children.map((issue) => [issue.id, issue]));
       const lines = snapshot.remaining.map((task) => {
-        const issue = byId.get(task.id);
-        const waiting = issue ? blockersOf(issue).filter((id) => !isClosed(byId.get(id) ?? { status: 'open' })) : [];
+        const waiting = (blockers.get(task.id) ?? []).filter((id) => !isClosed(byId.get(id) ?? { status: 'open' }));
         const why = waiting.length > 0 ? `, waits for ${waiting.join(', ')}` : task.status === 'in_progress' ? ', claimed by someone else' : '';
         return `  ${task.id} "${task.title}" (${task.status}${why})`;
       });

@@ -58,6 +58,14 @@ export interface OutcomeInput {
   agentText: string;
 }
 
+/**
+ * Why the loop reads the source. `next` (the default): to pick the next task or decide the run is over;
+ * everything must be current. `progress`: right after an agent run, to see what it finished; `remaining`
+ * and `done` must be current, `ready` may be carried from the last `next` read, so a source whose reads
+ * are costly (beads: one bd process each) can answer with fewer of them.
+ */
+export type SnapshotPurpose = 'next' | 'progress';
+
 /** The per-run context a source is built with. */
 export interface SourceContext {
   root: string;
@@ -79,7 +87,7 @@ export interface WorkerSupport {
   /** Environment for an agent working in the worktree `dir` (e.g. where the shared task database is). */
   env(dir: string): Record<string, string>;
   /** The tasks as the worktree `dir` shows them: what the worker's agent did to its copy of the state. */
-  snapshotAt(dir: string): Promise<Snapshot>;
+  snapshotAt(dir: string, purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** Shows `taskIds` done in the main worktree's state files (the boxes a worker's agent ticked in its copy). */
   markDone(taskIds: readonly string[]): Promise<void>;
 }
@@ -94,7 +102,7 @@ export interface TaskSource {
   check(): Promise<string[]>;
   /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */
   recover(): Promise<string[]>;
-  snapshot(): Promise<Snapshot>;
+  snapshot(purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** The prompt for one iteration. */
   prompt(task: Task, info: IterationInfo): Promise<string>;
   /** Extra environment for the agent (e.g. SPECIFY_FEATURE_DIRECTORY). */

@@ -1,15 +1,33 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, agentPids, bdCalls, closeStep, FAST, makeSandbox, pidAlive, readBeads, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FAKE_BD_VERSIONS, type FakeBdVersion } from '../fakes/bd-seed.ts';
+import { agentCalls, agentPids, bdCalls, closeStep, FAST, makeSandbox as makeBareSandbox, pidAlive, readBeads, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox, type SandboxOptions } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
 
 const statusOf = (box: Sandbox, id: string) => readBeads(box).find((issue) => issue.id === id)?.status;
+/** ralph's own bd calls, as command words (`ready`, `list`, …): the fake agent's closes and claims left out. */
+const ralphBdWords = (box: Sandbox): string[] =>
+  bdCalls(box)
+    .filter((argv) => argv[0] !== 'close' && !argv.includes('--claim'))
+    .map((argv) => (argv[0] === 'list' ? (argv.includes('--type') ? 'list-epics' : 'list') : argv[0] === 'ready' && argv.includes('--exclude-type') ? 'ready-exclude' : argv[0]!));
+
+// The suite runs against the fake bd behaving like beads 0.50 and like 1.x (FAKE_BD_VERSION).
+let version: FakeBdVersion = '1.x';
+function makeSandbox(options: SandboxOptions = {}): Sandbox {
+  const box = makeBareSandbox(options);
+  box.env.FAKE_BD_VERSION = version;
+  return box;
+}
 const lockPath = (box: Sandbox) => path.join(box.repo, '.ralph.lock');
 
-describe('beads mode, end to end', () => {
+describe.each(FAKE_BD_VERSIONS)('beads mode, end to end, bd %s', (bdVersion) => {
+  beforeEach(() => {
+    version = bdVersion;
+  });
+
   it('works through the epic task by task and exits 0 with a JSON summary', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(3));
@@ -30,10 +48,17 @@ describe('beads mode, end to end', () => {
     expect(calls[0]!.argv).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions']);
     expect(calls[0]!.stdin).toBe('/sp:next');
     expect(calls[0]!.env.CLAUDECODE).toBeUndefined();
-    // ralph asked bd only through its CLI with --json and --limit 0.
+    // ralph asked bd only through its CLI with --json and --limit 0; a bd without --exclude-type (0.50) is
+    // asked once with it, then without it for the rest of the run.
     const ready = bdCalls(sandbox).filter((argv) => argv[0] === 'ready');
     expect(ready[0]).toEqual(['ready', '--parent', 'ws-9w6', '--limit', '0', '--exclude-type', 'epic', '--json']);
+    if (bdVersion === '0.50') expect(ready.slice(1).every((argv) => !argv.includes('--exclude-type'))).toBe(true);
+    else expect(ready.every((argv) => argv.includes('--exclude-type'))).toBe(true);
     expect(bdCalls(sandbox).every((argv) => argv.includes('--json'))).toBe(true);
+    // Two bd calls an iteration: bd ready before it, bd list after it; the run ends on a fresh list.
+    const ready1 = bdVersion === '0.50' ? ['ready-exclude', 'ready'] : ['ready-exclude'];
+    const readyN = bdVersion === '0.50' ? ['ready'] : ['ready-exclude'];
+    expect(ralphBdWords(sandbox)).toEqual(['list-epics', 'list', 'list', ...ready1, 'list', ...readyN, 'list', ...readyN, 'list', ...readyN, 'list']);
     // Plain timestamped lines off a TTY, no control codes; iteration lines and summaries.
     expect(result.stderr).not.toMatch(/\u001b\[/);
     expect(result.stderr).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d iteration 1\/50: ws-9w6\.2 Task 1: build part 1$/m);
@@ -182,6 +207,17 @@ describe('beads mode, end to end', () => {
     expect(agentCalls(sandbox)).toHaveLength(0);
     expect(existsSync(path.join(sandbox.repo, '.ralph'))).toBe(false);
     expect(bdCalls(sandbox).some((argv) => ['update', 'close'].includes(argv[0]!))).toBe(false);
+    // At most 4 bd calls: the epics, the children, bd ready (and, on a bd without --exclude-type, once more).
+    expect(ralphBdWords(sandbox)).toEqual(bdVersion === '0.50' ? ['list-epics', 'list', 'ready-exclude', 'ready'] : ['list-epics', 'list', 'ready-exclude']);
+  });
+
+  it('says an epic given with --epic does not exist, in bd\'s plural wording too', async () => {
+    sandbox = makeSandbox({ branch: 'main' });
+    seedBeads(sandbox, standardEpic(1));
+    const result = await runRalph(sandbox, ['--epic', 'ws-nope', '--dry-run']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('✗ epic ws-nope (from --epic) does not exist in beads');
+    expect(bdCalls(sandbox)).toEqual([['show', 'ws-nope', '--json']]);
   });
 
   it('--dry-run exits 1 when a real run could not start', async () => {
@@ -206,6 +242,11 @@ describe('beads mode, end to end', () => {
 });
 
 describe('the lock', () => {
+  // Lock and signal handling do not depend on the bd version: these run once, against the default (1.x).
+  beforeEach(() => {
+    version = '1.x';
+  });
+
   it('a second run exits 1 naming the holder; the first finishes normally', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
@@ -242,6 +283,10 @@ describe('the lock', () => {
 });
 
 describe('signals', () => {
+  beforeEach(() => {
+    version = '1.x';
+  });
+
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     it(`${signal} mid-iteration kills the agent tree, releases the lock and exits ${code}`, async () => {
       sandbox = makeSandbox();
@@ -279,7 +324,11 @@ describe('signals', () => {
   });
 });
 
-describe('retries in beads mode', () => {
+describe.each(FAKE_BD_VERSIONS)('retries in beads mode, bd %s', (bdVersion) => {
+  beforeEach(() => {
+    version = bdVersion;
+  });
+
   it('reopens the task a failed attempt left in_progress so the retry can pick it up', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));

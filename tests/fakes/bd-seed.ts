@@ -17,6 +17,9 @@ import { fileURLToPath } from 'node:url';
 export const FAKE_BD_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** Absolute path of the fake `bd` executable. */
 export const FAKE_BD = path.join(FAKE_BD_DIR, 'bd');
+/** The bd behaviours the fake follows (FAKE_BD_VERSION): beads 0.50.3 as recorded, and 1.x from its source. */
+export const FAKE_BD_VERSIONS = ['0.50', '1.x'] as const;
+export type FakeBdVersion = (typeof FAKE_BD_VERSIONS)[number];
 
 export type BdStatus = 'open' | 'in_progress' | 'blocked' | 'deferred' | 'closed' | 'pinned' | 'hooked';
 export type BdIssueType =
@@ -70,7 +73,9 @@ export interface StoredIssue {
   status: BdStatus;
   priority: number;
   issue_type: BdIssueType;
+  owner?: string;
   created_at: string;
+  created_by?: string;
   updated_at: string;
   labels: string[];
   dependencies: BdDependency[];

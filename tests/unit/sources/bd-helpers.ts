@@ -1,0 +1,67 @@
+// A beads project in a temp folder, driven by the fake bd (tests/fakes/bd) in one of its versions, with
+// every bd call ralph makes counted.
+import { execFile, execFileSync } from 'node:child_process';
+import { resolveConfig } from '../../../lib/config.ts';
+import type { Deps, ExecOptions, ExecResult } from '../../../lib/deps.ts';
+import type { SourceContext } from '../../../lib/sources/types.ts';
+import { FAKE_BD, fakeBdEnv, seedBeads, type FakeBdVersion, type SeedIssue } from '../../fakes/bd-seed.ts';
+import { tempDir } from '../../support/temp.ts';
+
+export interface BeadsProject {
+  root: string;
+  ctx: SourceContext & { warnings: string[] };
+  /** ralph's bd calls so far (argv without the trailing --json). */
+  calls: string[][];
+  /** Runs bd as another process would (not counted). */
+  other(...args: string[]): unknown;
+}
+
+function run(args: readonly string[], options: ExecOptions): Promise<ExecResult> {
+  return new Promise((resolve) => {
+    execFile('bd', [...args], { cwd: options.cwd, env: options.env, encoding: 'utf8' }, (error, stdout, stderr) => {
+      const code = (error as { code?: unknown } | null)?.code;
+      resolve({ exitCode: error ? (typeof code === 'number' ? code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The standard epic (closed clarify phase, tasks .2 → .3 → .4 in a chain) plus `extra` issues. */
+export function beadsProject(version: FakeBdVersion, extra: SeedIssue[] = [], options: { epic?: string } = {}): BeadsProject {
+  const root = tempDir('ralph-beads-');
+  seedBeads(root, {
+    prefix: 'ws',
+    issues: [
+      { id: 'ws-ep', title: 'Feature: demo', issue_type: 'epic', priority: 1 },
+      { id: 'ws-ep.1', title: '[sp:02-clarify] Clarify', status: 'closed' },
+      { id: 'ws-ep.2', title: 'Task A' },
+      { id: 'ws-ep.3', title: 'Task B', dependencies: ['ws-ep.2'] },
+      { id: 'ws-ep.4', title: 'Task C', dependencies: ['ws-ep.3'] },
+      ...extra,
+    ],
+  });
+  const env = fakeBdEnv({ FAKE_BD_VERSION: version });
+  const calls: string[][] = [];
+  const sink = { write: () => true };
+  const deps: Deps = {
+    cwd: root,
+    env,
+    now: () => Date.now(),
+    sleep: async () => {},
+    random: () => 0.5,
+    stdout: sink,
+    stderr: sink,
+    exec: async (bin, args, opts) => {
+      calls.push(args.filter((arg) => arg !== '--json'));
+      return run(args, opts);
+    },
+  };
+  const config = resolveConfig({ flags: new Map(), env: {}, file: {} });
+  if (options.epic) config.epic = options.epic;
+  const warnings: string[] = [];
+  return {
+    root,
+    ctx: { root, branch: '001-demo', config, deps, warn: (message) => warnings.push(message), warnings },
+    calls,
+    other: (...args) => JSON.parse(execFileSync(FAKE_BD, [...args, '--json'], { cwd: root, env, encoding: 'utf8' }) || 'null'),
+  };
+}
