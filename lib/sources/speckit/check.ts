@@ -60,7 +60,8 @@ export function strayWarnings(parsed: ParsedTasks, rel: string): string[] {
   }
   const ticked = parsed.strays.filter((stray) => stray.state === 'done');
   if (ticked.length > 0) {
-    warnings.push(`${rel}: ${ticked.length} ticked line${ticked.length === 1 ? '' : 's'} look${ticked.length === 1 ? 's' : ''} like tasks ralph cannot read (line ${ticked[0]!.line}: ${ticked[0]!.why}); ticked, ${ticked.length === 1 ? 'it does' : 'they do'} not hold the feature back`);
+    const one = ticked.length === 1;
+    warnings.push(`${rel}: ${ticked.length} ticked line${one ? ' looks like a task' : 's look like tasks'} ralph cannot read (line ${ticked[0]!.line}: ${ticked[0]!.why}); ticked, ${one ? 'it does' : 'they do'} not hold the feature back`);
   }
   return warnings;
 }

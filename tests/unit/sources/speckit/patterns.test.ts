@@ -137,6 +137,7 @@ describe('repeated ids: a real second task', () => {
       'T000 is written on 2 lines (16, 17): line 17 is another task (T000#2); each line is a task of its own and must be ticked (see "Repeated task ids" in the README)',
     ]);
     expect(parsed.strays).toEqual([{ line: 18, text: '- [x] T00 [P] Create the family model in `src/models/family.ts`', state: 'done', why: expect.stringMatching(/^the id T00 has 2 digits/) }]);
+    expect(strayWarnings(parsed, 'tasks.md')).toEqual(['tasks.md: 1 ticked line looks like a task ralph cannot read (line 18: the id T00 has 2 digits (ralph reads ids like T001, T002a, T102.1)); ticked, it does not hold the feature back']);
   });
 
   it('tells the agent which of the two lines is its task', () => {
