@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { deadLoop } from './dead-loop.ts';
 import { flood } from './flood.ts';
 import { loopOverhead } from './loop-overhead.ts';
 import { killRunning } from './process.ts';
@@ -14,7 +15,7 @@ import { BENCH, removeSandboxes } from './sandbox.ts';
 import { scale } from './scale.ts';
 import { startup } from './startup.ts';
 
-const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale];
+const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop];
 
 function selected(argv: readonly string[]): Benchmark[] {
   const only: string[] = [];

@@ -3,6 +3,29 @@ import type { Task } from './sources/types.ts';
 
 export type IterationOutcome = 'pass' | 'fail' | 'no_change';
 
+/** approve; reject (with reasons); failed: no usable verdict; edited: the reviewer changed the repository. */
+export type ReviewVerdict = 'approve' | 'reject' | 'failed' | 'edited';
+
+/** The independent review of one iteration. */
+export interface ReviewRecord {
+  /** The reviewer, as given to --review (`codex`, `claude:opus`). */
+  agent: string;
+  verdict: ReviewVerdict;
+  /** The reviewer's reasons (reject), or why the review failed. */
+  reasons?: string;
+  /** The tasks it judged. */
+  taskIds: string[];
+  attempts: number;
+  /** True when every attempt failed to give a verdict: the session stops. */
+  exhausted: boolean;
+  durationMs: number;
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Files the reviewer changed although it must not (verdict `edited`). */
+  filesChanged?: string[];
+}
+
 /** One iteration as it is reported (summary line, --json, report, history). */
 export interface IterationRecord {
   iteration: number;
@@ -25,6 +48,13 @@ export interface IterationRecord {
   worker?: number;
   /** A branch holding this iteration's work when it was not merged (failed, interrupted or conflicting). */
   kept?: string;
+  /**
+   * Whether the agent changed the repository: a file (outside the source's own task state) or HEAD.
+   * The no-progress breaker reads it; absent in records written before it existed.
+   */
+  changed?: boolean;
+  /** The independent review, when one ran; costUsd and tokens above include its share. */
+  review?: ReviewRecord;
 }
 
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';
@@ -38,7 +68,11 @@ export interface RunSummary {
   agent: string;
   iterations: number;
   tasksCompleted: number;
+  /** Tasks still to do, not counting skipped ones. */
   tasksRemaining: number;
+  /** Tasks the source set aside (e.g. after repeated failures): open, but not worked on. */
+  tasksSkipped?: number;
+  skippedTaskIds?: string[];
   startedAt: string;
   endedAt: string;
   durationMs: number;
@@ -61,6 +95,8 @@ export type RunEvent =
   | { type: 'backoff'; iteration: number; attempt: number; delayMs: number; until: number; reason: string }
   | { type: 'usage_wait'; iteration: number; until: number; reason: string }
   | { type: 'gates'; iteration: number; results: Array<{ name: string; passed: boolean; durationMs: number }> }
+  | { type: 'review_start'; iteration: number; agent: string; taskIds: string[] }
+  | { type: 'review_end'; iteration: number; review: ReviewRecord }
   | { type: 'iteration_end'; record: IterationRecord }
   | { type: 'session_end'; summary: RunSummary };
 

@@ -24,6 +24,7 @@ export interface TaskCounts {
   remaining: number;
   ready: number;
   skipped: number;
+  skippedIds: string[];
 }
 
 /** Everything `ralph status` knows; `--json` prints exactly this. */
@@ -87,6 +88,7 @@ async function loadTasks(root: string, parsed: ParsedArgv, deps: Deps, runSource
       remaining: snapshot.remaining.length,
       ready: snapshot.ready.length,
       skipped,
+      skippedIds: (snapshot.skipped ?? []).map((task) => task.id),
     };
   } catch (error) {
     return { error: errorMessage(error) };
@@ -142,6 +144,9 @@ function describeRun(status: RunStatusFile, now: number): string[] {
   if (status.costUsd > 0) lines.push(`  cost:       $${status.costUsd.toFixed(4)}`);
   const c = status.counts;
   lines.push(`  iterations: ${c.iterations} (${c.passed} passed, ${c.failed} failed, ${c.noChange} no change), ${c.tasksCompleted} task${c.tasksCompleted === 1 ? '' : 's'} completed`);
+  const approved = c.reviewsApproved ?? 0;
+  const rejected = c.reviewsRejected ?? 0;
+  if (approved + rejected > 0 || status.lastReview) lines.push(`  reviews:    ${approved} approved, ${rejected} not approved${status.lastReview ? `; last: ${status.lastReview}` : ''}`);
   if (status.lastFailure && status.state !== 'finished') lines.push(`  last failure: ${status.lastFailure.kind}: ${status.lastFailure.reason} (${ago(Math.max(0, now - Date.parse(status.lastFailure.at)))})`);
   if (status.state === 'finished' && status.message) lines.push(`  result:     ${status.message}`);
   return lines;
@@ -172,7 +177,7 @@ export function formatStatus(report: StatusReport, now: number, color = false): 
   }
   const tasks = report.tasks;
   if (tasks && 'error' in tasks) lines.push(`tasks: cannot read the task source: ${tasks.error}`);
-  else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready)${tasks.skipped ? `, ${tasks.skipped} skipped` : ''}, ${tasks.total} in all`);
+  else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready)${tasks.skipped ? `, ${tasks.skipped} skipped (${tasks.skippedIds.join(', ')})` : ''}, ${tasks.total} in all`);
   if (report.kept.length > 0) lines.push(`unmerged work kept on ${report.kept.length} branch${report.kept.length === 1 ? '' : 'es'} (look, then merge or delete): ${report.kept.join(', ')}`);
   return `${lines.join('\n')}\n`;
 }

@@ -36,6 +36,10 @@ export interface AgentRunContext {
   usageWait: UsageWait;
   /** Wraps the agent's command (a sandbox); identity when absent. */
   wrap?: (command: Command) => Command;
+  /** Model, profile and extra arguments instead of the worker's (a reviewer runs another CLI). */
+  request?: Pick<AgentRequest, 'model' | 'profile' | 'extraArgs'>;
+  /** Judges a run that ended well: a reason makes it a transient failure, retried like any other (a reviewer without a verdict). */
+  check?: (transcript: Transcript) => string | undefined;
 }
 
 export interface AgentRun {
@@ -59,7 +63,7 @@ export function usageWaitMs(resetAt: number, now: number): number {
 /** Runs the agent once for an iteration, retrying transient failures and sleeping through usage limits. */
 export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: string): Promise<AgentRun> {
   const { config, deps, agent, bus } = ctx;
-  const request: AgentRequest = { prompt, model: config.model, profile: ctx.profile, extraArgs: config.extraArgs, cwd: ctx.cwd };
+  const request: AgentRequest = { prompt, ...(ctx.request ?? { model: config.model, profile: ctx.profile, extraArgs: config.extraArgs }), cwd: ctx.cwd };
   const base = agent.command(request);
   const command = (ctx.wrap ?? ((same: Command) => same))({ ...base, env: { ...base.env, ...ctx.env } });
   let waits = 0;
@@ -111,7 +115,9 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
       inputTokens += transcript.inputTokens;
       outputTokens += transcript.outputTokens;
       if (ctx.signal.aborted) throw abortError(ctx.signal);
-      const classification = classifyRun(agent, transcript, process, deps.now(), waits);
+      const classified = classifyRun(agent, transcript, process, deps.now(), waits);
+      const rejected = classified.kind === 'ok' ? ctx.check?.(transcript) : undefined;
+      const classification: Classification = rejected ? { kind: 'transient', reason: rejected } : classified;
       const value = { classification, transcript, process };
       switch (classification.kind) {
         case 'ok':

@@ -7,13 +7,15 @@ import { claimsCompletion } from '../completion.ts';
 import type { Config } from '../config.ts';
 import { decideOutcome, tasksFinished } from '../decide.ts';
 import type { Deps } from '../deps.ts';
-import type { EventBus, IterationRecord } from '../events.ts';
+import type { EventBus, IterationRecord, ReviewRecord } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Command } from '../process/runner.ts';
 import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { runAgent, type AgentRun } from './agent-run.ts';
 import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
+import { rejectionReason, reviewIteration, type Reviewer } from './review.ts';
+import { compareWorkStates, readWorkState } from './work-state.ts';
 
 export interface IterationContext {
   /** The repository root: ralph's own files (.ralph/) live here. */
@@ -33,6 +35,8 @@ export interface IterationContext {
   wrap?: (command: Command) => Command;
   /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
+  /** The independent reviewer (--review); undefined when off. */
+  review?: Reviewer;
 }
 
 export interface IterationOutput {
@@ -61,6 +65,8 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }) });
   const prompt = await source.prompt(task, info);
   const before = workspace.worker === undefined ? mainBefore : await workspace.snapshot();
+  // What the agent starts from, so what it changes can be told apart from what was changed already.
+  const workBefore = await readWorkState(workspace.git);
 
   const run = await runAgent(
     {
@@ -93,10 +99,25 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (gates.length > 0) bus.emit({ type: 'gates', iteration: info.iteration, results: gates.map((gate) => ({ name: gate.name, passed: gate.passed, durationMs: gate.durationMs })) });
   const generic = decideOutcome({ agent: run.classification, exhausted: run.exhausted, tasksDone: finished, gatesPassed: gates.length > 0 ? gates.every((gate) => gate.passed) : undefined });
   const own = source.decideOutcome?.({ task, classification: run.classification, exhausted: run.exhausted, tasksDone: finished, gates, agentText });
-  const decided = own ? { outcome: own.kind, reason: own.reason } : generic;
+  let decided = own ? { outcome: own.kind, reason: own.reason } : generic;
   // A source that settles the task itself (PRD) marks it done only in settle(): count it now.
-  const tasksDone = own?.kind === 'pass' && !finished.includes(task.id) ? [...finished, task.id] : finished;
-  const changes = await workspace.git.changedSince(info.head);
+  let tasksDone = own?.kind === 'pass' && !finished.includes(task.id) ? [...finished, task.id] : finished;
+  const treeAfter = await workspace.git.state();
+  const changes = await workspace.git.changedSince(info.head, treeAfter);
+  const workAfter = await readWorkState(workspace.git, treeAfter);
+  const work = compareWorkStates(workBefore, workAfter, source.bookkeepingFiles());
+  let review: ReviewRecord | undefined;
+  if (ctx.review && decided.outcome === 'pass' && !vanished) {
+    const known = new Map([task, ...after.remaining, ...after.done].map((item) => [item.id, item]));
+    const reviewed = tasksDone.length > 0 ? tasksDone.map((id) => known.get(id) ?? { ...task, id }) : [task];
+    review = await reviewIteration(ctx, ctx.review, { iteration: info.iteration, tasks: reviewed, base: info.head, gates, evidence: decided.reason, workBefore: workAfter });
+    if (review.verdict !== 'approve') {
+      // Not approved is not done: the source takes the tasks back; the worker's changes and commits stay.
+      for (const item of reviewed) await source.reopen(item, review.reasons ?? rejectionReason(review), info);
+      decided = { outcome: 'fail', reason: rejectionReason(review) };
+      tasksDone = [];
+    }
+  }
   const record: IterationRecord = {
     iteration: info.iteration,
     taskId: task.id,
@@ -109,16 +130,18 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     tasksDone,
     filesChanged: changes.files,
     claimedComplete,
-    costUsd: run.costUsd,
-    inputTokens: run.inputTokens,
-    outputTokens: run.outputTokens,
+    costUsd: run.costUsd + (review?.costUsd ?? 0),
+    inputTokens: run.inputTokens + (review?.inputTokens ?? 0),
+    outputTokens: run.outputTokens + (review?.outputTokens ?? 0),
     commit: undefined,
     gates: gates.length > 0 ? gates.map((gate) => ({ name: gate.name, passed: gate.passed })) : undefined,
     ...(workspace.worker === undefined ? {} : { worker: workspace.worker }),
+    changed: work.headMoved || work.files.length > 0,
+    ...(review ? { review } : {}),
   };
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
-  const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates };
+  const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review };
   const landed = await workspace.land({ task, info, result, head: changes.head });
   record.commit = landed.commit;
   if (landed.kept) record.kept = landed.kept;

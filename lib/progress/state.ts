@@ -2,8 +2,9 @@
 import dayjs from 'dayjs';
 import { formatDuration } from '../duration.ts';
 import type { RunEvent, RunStatus } from '../events.ts';
+import { reviewLine } from '../review-text.ts';
 
-export type RunState = 'starting' | 'running' | 'backing_off' | 'waiting_usage_reset' | 'finished';
+export type RunState = 'starting' | 'running' | 'reviewing' | 'backing_off' | 'waiting_usage_reset' | 'finished';
 
 export interface RunCounts {
   iterations: number;
@@ -11,6 +12,9 @@ export interface RunCounts {
   failed: number;
   noChange: number;
   tasksCompleted: number;
+  /** Independent reviews (--review) that approved, and that did not (rejected or failed). */
+  reviewsApproved?: number;
+  reviewsRejected?: number;
 }
 
 /** What one worker is doing (several workers). */
@@ -53,6 +57,12 @@ export interface RunStatusFile {
   tasksRemaining: number | null;
   /** The workers' iterations under way, by worker (several workers); null with one. */
   workers: WorkerStatus[] | null;
+  /** Skipped task ids once the run ended (open, but set aside). */
+  skippedTaskIds?: string[] | null;
+  /** The reviewer while a review runs (--review), e.g. `codex`. */
+  reviewer?: string | null;
+  /** The last review's verdict in words, e.g. `rejected by codex: no tests`. */
+  lastReview?: string | null;
 }
 
 /** How much an event changed: `state` must reach disk at once, `activity` may be throttled. */
@@ -94,7 +104,7 @@ export class RunTracker {
         waitUntil: null,
         waitReason: null,
         lastFailure: null,
-        counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0 },
+        counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
         costUsd: 0,
         logDir: event.logDir,
         status: null,
@@ -103,6 +113,9 @@ export class RunTracker {
         endedAt: null,
         tasksRemaining: null,
         workers: null,
+        skippedTaskIds: null,
+        reviewer: null,
+        lastReview: null,
       };
       return 'state';
     }
@@ -125,9 +138,12 @@ export class RunTracker {
         }
         return 'state';
       case 'agent': {
-        // The first output after a backoff or a wait means the next attempt is under way.
+        // The first output after a backoff or a wait means the next attempt is under way (the reviewer's, during a review).
         const resumed = s.state === 'backing_off' || s.state === 'waiting_usage_reset' || s.state === 'starting';
-        if (resumed) this.toRunning(s);
+        if (resumed) {
+          this.toRunning(s);
+          if (s.reviewer) s.state = 'reviewing';
+        }
         if (event.event.kind === 'result' && event.event.costUsd) {
           s.costUsd += event.event.costUsd;
           return 'state';
@@ -151,6 +167,21 @@ export class RunTracker {
       case 'gates':
         this.toRunning(s);
         return 'state';
+      case 'review_start':
+        this.toRunning(s);
+        s.state = 'reviewing';
+        s.reviewer = event.agent;
+        s.attempt = 1;
+        return 'state';
+      case 'review_end': {
+        this.toRunning(s);
+        s.reviewer = null;
+        s.lastReview = reviewLine(event.review);
+        const approved = event.review.verdict === 'approve';
+        s.counts.reviewsApproved = (s.counts.reviewsApproved ?? 0) + (approved ? 1 : 0);
+        s.counts.reviewsRejected = (s.counts.reviewsRejected ?? 0) + (approved ? 0 : 1);
+        return 'state';
+      }
       case 'iteration_end': {
         const record = event.record;
         this.toRunning(s);
@@ -180,6 +211,7 @@ export class RunTracker {
         s.endedAt = iso(at);
         s.tasksRemaining = summary.tasksRemaining;
         if (s.workers) s.workers = [];
+        s.skippedTaskIds = summary.skippedTaskIds ?? [];
         s.counts.iterations = Math.max(s.counts.iterations, summary.iterations);
         s.counts.tasksCompleted = Math.max(s.counts.tasksCompleted, summary.tasksCompleted);
         s.costUsd = Math.max(s.costUsd, summary.costUsd);
@@ -208,13 +240,15 @@ export function formatClock(at: number, now: number): string {
 }
 
 /** The state in words, with the wait's end and countdown: `backing off until 12:03:04 (4s)`. */
-export function describeState(status: Pick<RunStatusFile, 'state' | 'waitUntil' | 'attempt' | 'status' | 'exitCode'>, now: number): string {
+export function describeState(status: Pick<RunStatusFile, 'state' | 'waitUntil' | 'attempt' | 'status' | 'exitCode'> & { reviewer?: string | null }, now: number): string {
   const until = status.waitUntil ? Date.parse(status.waitUntil) : NaN;
   switch (status.state) {
     case 'starting':
       return 'starting';
     case 'running':
       return status.attempt > 1 ? `running (attempt ${status.attempt})` : 'running';
+    case 'reviewing':
+      return `reviewing${status.reviewer ? ` with ${status.reviewer}` : ''}${status.attempt > 1 ? ` (attempt ${status.attempt})` : ''}`;
     case 'backing_off':
       if (!Number.isFinite(until) || until <= now) return `retrying (attempt ${status.attempt})`;
       return `backing off until ${formatClock(until, now)} (${formatCountdown(until - now)})`;

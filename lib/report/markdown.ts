@@ -1,6 +1,6 @@
 import { formatDuration } from '../duration.ts';
 import type { RunSummary } from '../events.ts';
-import { filesSummary, formatCost, formatCount, outcomeText, reportFacts, reportTotals, shortSha } from './totals.ts';
+import { filesSummary, formatCost, formatCount, outcomeText, reportFacts, reportTotals, reviewCell, reviewsText, shortSha, skippedText } from './totals.ts';
 
 /** Makes text safe inside a Markdown table cell: no row breaks, no column breaks. */
 export function escapeCell(text: string): string {
@@ -23,9 +23,10 @@ export function renderMarkdownReport(summary: RunSummary): string {
     ),
   );
   out.push('', '## Totals', '');
+  const reviewed = totals.reviews.count > 0;
   out.push(
     ...table(
-      ['iterations', 'passed', 'failed', 'no change', 'tasks completed', 'tasks remaining', 'cost', 'tokens in', 'tokens out'],
+      ['iterations', 'passed', 'failed', 'no change', 'tasks completed', 'tasks remaining', 'tasks skipped', 'cost', 'tokens in', 'tokens out', ...(reviewed ? ['reviews'] : [])],
       [
         [
           totals.iterations,
@@ -36,7 +37,8 @@ export function renderMarkdownReport(summary: RunSummary): string {
           totals.tasksRemaining,
         ]
           .map(String)
-          .concat([formatCost(totals.costUsd), formatCount(totals.inputTokens), formatCount(totals.outputTokens)]),
+          .concat([skippedText(totals.skippedTaskIds), formatCost(totals.costUsd), formatCount(totals.inputTokens), formatCount(totals.outputTokens), ...(reviewed ? [reviewsText(totals.reviews)] : [])])
+          .map(escapeCell),
       ],
     ),
   );
@@ -46,7 +48,7 @@ export function renderMarkdownReport(summary: RunSummary): string {
   } else {
     out.push(
       ...table(
-        ['#', 'task', 'outcome', 'duration', 'cost', 'files changed', 'commit'],
+        ['#', 'task', 'outcome', 'duration', 'cost', 'files changed', 'commit', ...(reviewed ? ['review'] : [])],
         summary.records.map((record) =>
           [
             String(record.iteration),
@@ -56,6 +58,7 @@ export function renderMarkdownReport(summary: RunSummary): string {
             formatCost(record.costUsd),
             filesSummary(record.filesChanged),
             shortSha(record.commit) ?? '—',
+            ...(reviewed ? [reviewCell(record)] : []),
           ].map(escapeCell),
         ),
       ),

@@ -2,6 +2,7 @@
 import dayjs from 'dayjs';
 import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts';
 import { formatDuration } from '../duration.ts';
+import { reviewLine } from '../review-text.ts';
 
 export interface ReportTotals {
   iterations: number;
@@ -11,9 +12,13 @@ export interface ReportTotals {
   attempts: number;
   tasksCompleted: number;
   tasksRemaining: number;
+  /** Open tasks the source set aside, by id. */
+  skippedTaskIds: string[];
   costUsd: number;
   inputTokens: number;
   outputTokens: number;
+  /** Independent reviews: how many ran, approved, and what they cost (included in costUsd). */
+  reviews: { count: number; approved: number; costUsd: number };
 }
 
 /** Sums the records; the summary's own counts win where it has them. */
@@ -28,10 +33,31 @@ export function reportTotals(summary: RunSummary): ReportTotals {
     attempts: sum((record) => record.attempts),
     tasksCompleted: summary.tasksCompleted,
     tasksRemaining: summary.tasksRemaining,
+    skippedTaskIds: summary.skippedTaskIds ?? [],
     costUsd: summary.costUsd,
     inputTokens: sum((record) => record.inputTokens),
     outputTokens: sum((record) => record.outputTokens),
+    reviews: {
+      count: summary.records.filter((record) => record.review).length,
+      approved: summary.records.filter((record) => record.review?.verdict === 'approve').length,
+      costUsd: sum((record) => record.review?.costUsd ?? 0),
+    },
   };
+}
+
+/** `0`, `2 (T002, T003)`. */
+export function skippedText(ids: readonly string[]): string {
+  return ids.length === 0 ? '0' : `${ids.length} (${ids.join(', ')})`;
+}
+
+/** `3: 2 approved, 1 not, $0.0120`. */
+export function reviewsText(reviews: ReportTotals['reviews']): string {
+  return `${reviews.count}: ${reviews.approved} approved, ${reviews.count - reviews.approved} not, ${formatCost(reviews.costUsd)}`;
+}
+
+/** One iteration's review for a table cell: `approved by codex, $0.0040`, or `—`. */
+export function reviewCell(record: IterationRecord): string {
+  return record.review ? `${reviewLine(record.review)}, ${formatCost(record.review.costUsd)}` : '—';
 }
 
 export const OUTCOME_LABEL: Record<IterationOutcome, string> = { pass: 'pass', fail: 'fail', no_change: 'no change' };

@@ -47,6 +47,8 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
       iterations: records.length,
       tasksCompleted: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
       tasksRemaining: 0,
+      tasksSkipped: 0,
+      skippedTaskIds: [],
       startedAt: new Date(startedAt).toISOString(),
       endedAt: new Date(endedAt).toISOString(),
       durationMs: endedAt - startedAt,
@@ -124,16 +126,19 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
         logDir,
         maxIterations: prepared.maxIterations,
         records,
+        breaker: prepared.breaker,
+        review: prepared.review,
       });
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, costUsd: result.costUsd });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd });
       finished = true;
     } finally {
       dropForced();
     }
   } catch (error) {
     if (error instanceof InterruptedError) {
-      const remaining = await prepared?.source.snapshot().then((snapshot) => snapshot.remaining.length).catch(() => 0);
-      summary = summarize('interrupted', error.exitCode, `interrupted by ${error.signal}; the agent was stopped`, { tasksRemaining: remaining ?? 0 });
+      const left = await prepared?.source.snapshot().catch(() => undefined);
+      const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
+      summary = summarize('interrupted', error.exitCode, `interrupted by ${error.signal}; the agent was stopped`, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
     } else {
       if (!(error instanceof RalphError)) throw error;
       view.clear?.();

@@ -20,6 +20,9 @@ import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types
 import { MergeLock } from './merge.ts';
 import { worktreeWorkspace, type WorkerWorkspace } from './worker.ts';
 import { Worktrees } from './worktrees.ts';
+import type { Reviewer } from '../iteration/review.ts';
+import { describeTasksLeft } from '../tasks-left.ts';
+import { decideBreaker, type BreakerLimits } from './breaker.ts';
 
 export interface LoopContext {
   root: string;
@@ -45,6 +48,10 @@ export interface LoopContext {
   commit?: (task: Task, iteration: number) => Promise<string | undefined>;
   /** The records so far, kept by the caller so an interruption can still report them. */
   records: IterationRecord[];
+  /** The no-progress breaker's limits (./breaker.ts). */
+  breaker: BreakerLimits;
+  /** The independent reviewer (--review); undefined when off. */
+  review?: Reviewer;
 }
 
 export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
@@ -84,6 +91,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     iterations: ctx.records.length,
     tasksCompleted: ctx.records.reduce((sum, item) => sum + item.tasksDone.length, 0),
     tasksRemaining: snapshot?.remaining.length ?? 0,
+    tasksSkipped: snapshot?.skipped?.length ?? 0,
+    skippedTaskIds: snapshot?.skipped?.map((task) => task.id) ?? [],
     costUsd,
     records: ctx.records,
   });
@@ -177,7 +186,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       return;
     }
     const { output } = ended;
-    costUsd += output.run.costUsd;
+    // The record's cost includes the review's.
+    costUsd += output.record.costUsd;
     if (output.vanished) {
       // All tasks vanished (the agent emptied the file?): that is not completion.
       failure ??= `the task source lists no tasks any more after iteration ${output.record.iteration} (${source.describe()}); check what the agent did to it`;
@@ -207,6 +217,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const classification = output.run.classification;
       failure ??= `agent still failing after ${output.run.attempts} attempts: ${'reason' in classification ? classification.reason : 'unknown'}`;
     }
+    if (output.record.review?.exhausted) failure ??= `the reviewer ${output.record.review.agent} gave ${output.record.review.reasons}`;
+    // The no-progress breaker: a dead loop stops here instead of spending the rest of the budget.
+    const brake = decideBreaker(ctx.records, ctx.breaker, source.words);
+    if (brake.kind === 'stop') failure ??= `${brake.reason} (${source.describe()})`;
   };
 
   try {
@@ -226,7 +240,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
           if (next.kind === 'stuck') return finish('failed', ExitCode.failure, source.explainStuck(before), before);
           if (next.kind === 'limit') {
             const why = next.why === 'cost' ? `cost budget of $${ctx.config.maxCost} spent ($${costUsd.toFixed(4)})` : `iteration limit of ${ctx.maxIterations} reached`;
-            return finish('limit_reached', ExitCode.limit, `${why} with ${before.remaining.length} tasks remaining`, before);
+            return finish('limit_reached', ExitCode.limit, `${why} with ${describeTasksLeft(before.remaining.length, before.skipped?.map((task) => task.id))}`, before);
           }
         }
         while (idle.length > 0 && mayStart()) {

@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.ts';
 import type { LockState } from '../lock.ts';
 import type { Prepared } from './prepare.ts';
+import type { BreakerLimits } from './breaker.ts';
 
 /** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
 export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {
@@ -47,6 +48,14 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   out.push(`agent: ${[command.bin, ...command.args].map(quoteForDisplay).join(' ')}${command.stdin !== undefined ? ' < prompt on stdin' : ''}`);
   if (prompt !== undefined) out.push(`prompt (${prompt.length} chars):`, ...prompt.split('\n').map((line) => `  | ${line}`));
   out.push(`limits: ${prepared.maxIterations} iterations, ${config.retries} attempts each, backoff ${config.retryDelay}ms..${config.retryMaxDelay}ms`);
+  out.push(`no-progress breaker: ${describeBreaker(prepared.breaker)}`);
+  const review = prepared.review;
+  const reviewCommand = review ? review.agent.command({ prompt: '<review prompt>', model: review.model, extraArgs: [], cwd: root }) : undefined;
+  out.push(
+    review && reviewCommand
+      ? `review: ${review.label} after each passing iteration (templates/review-prompt.md): ${[reviewCommand.bin, ...reviewCommand.args].map(quoteForDisplay).join(' ')}`
+      : 'review: off (--review AGENT[:MODEL] adds an independent reviewer)',
+  );
   if (lock.held) {
     problems.push(`the lock is held by PID ${lock.info?.pid ?? '?'} (started ${lock.info?.startedAt ?? '?'}, branch ${lock.info?.branch ?? '?'})`);
     out.push('lock: held by another run');
@@ -58,11 +67,18 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, lock, problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }
   return problems.length === 0 ? 0 : 1;
+}
+
+/** `stop after 5 iterations in a row without progress, or 10 in a row on one task` (0 = off). */
+export function describeBreaker(limits: BreakerLimits): string {
+  const idle = limits.noProgress > 0 ? `stop (exit 1) after ${limits.noProgress} iterations in a row that finish no task and change nothing` : 'no stop for iterations without progress (--max-no-progress 0)';
+  const task = limits.taskIterations > 0 ? `or after ${limits.taskIterations} in a row on one task without finishing it` : 'no limit per task (--max-task-iterations 0)';
+  return `${idle}; ${task}`;
 }
 
 function quoteForDisplay(arg: string): string {

@@ -8,6 +8,8 @@ import { Git } from '../git.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
 import { findOnPath } from '../process/which.ts';
+import { parseReviewSpec, type Reviewer } from '../iteration/review.ts';
+import { DEFAULT_BREAKER, type BreakerLimits } from './breaker.ts';
 
 export interface Prepared {
   root: string;
@@ -20,6 +22,10 @@ export interface Prepared {
   problems: string[];
   warnings: string[];
   maxIterations: number;
+  /** The independent reviewer (--review), when on. */
+  review?: Reviewer;
+  /** The no-progress breaker's limits. */
+  breaker: BreakerLimits;
 }
 
 /** What the command line gave: option values by name and the arguments after `--`. */
@@ -65,7 +71,26 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   }
   if (config.parallel > 1 && gitRoot && problems.length === 0) problems.push(...(await parallelProblems(git, config.parallel)));
   const maxIterations = config.maxIterations ?? source.defaultMaxIterations;
-  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations };
+  const review = resolveReviewer(config, deps.env, problems);
+  const limit = (name: string, fallback: number): number => (config.extra.get(name) as number | undefined) ?? fallback;
+  const breaker = { noProgress: limit('max-no-progress', DEFAULT_BREAKER.noProgress), taskIterations: limit('max-task-iterations', DEFAULT_BREAKER.taskIterations) };
+  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker };
+}
+
+/** The reviewer --review names, its CLI checked like the worker's; problems are added to `problems`. */
+function resolveReviewer(config: Config, env: NodeJS.ProcessEnv, problems: string[]): Reviewer | undefined {
+  const value = config.extra.get('review') as string | undefined;
+  const spec = parseReviewSpec(value);
+  if (!spec) return undefined;
+  let agent: Agent;
+  try {
+    agent = getAgent(spec.agent, config.customAgent);
+  } catch (error) {
+    problems.push(`--review ${value}: ${(error as Error).message}`);
+    return undefined;
+  }
+  if (!findOnPath(agent.bin, env)) problems.push(`reviewer CLI '${agent.bin}' (--review ${value}) not found on PATH: install it or choose another reviewer`);
+  return { agent, ...(spec.model ? { model: spec.model } : {}), label: value!.trim() };
 }
 
 /** Workers start from the branch's last commit and merge into the branch: both must exist. */

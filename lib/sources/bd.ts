@@ -22,6 +22,9 @@ export interface BdIssue {
   priority: number;
   issue_type?: string;
   assignee?: string;
+  description?: string;
+  acceptance_criteria?: string;
+  design?: string;
   /** Only `bd show` output is relied on: whole issues with `dependency_type`. */
   dependencies?: Array<BdRelated | { issue_id?: string; depends_on_id?: string; type?: string }>;
   dependents?: BdRelated[];

@@ -26,6 +26,21 @@ function toTask(issue: BdIssue): Task {
   return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type } };
 }
 
+/** A bead as the reviewer sees it: id, title, description, design and acceptance criteria. */
+export function beadBrief(issue: BdIssue): string {
+  const parts = [`### Bead ${issue.id}: ${issue.title}`, '', issue.description?.trim() || '(no description in beads)'];
+  if (issue.design?.trim()) parts.push('', '#### Design', '', issue.design.trim());
+  parts.push('', '#### Acceptance criteria', '', issue.acceptance_criteria?.trim() || '(none recorded in beads: judge by the title and description)');
+  return parts.join('\n');
+}
+
+/** The prompt with a note per bead the reviewer sent back, so whoever picks it up next knows why. */
+export function withReviewNotes(prompt: string, notes: ReadonlyArray<{ id: string; title: string; iteration: number; reasons: string }>): string {
+  if (notes.length === 0) return prompt;
+  const lines = notes.map((note) => `- ${note.id} "${note.title}" (iteration ${note.iteration}): ${note.reasons}`);
+  return `${prompt}\n\nralph's independent reviewer rejected the work on these beads and reopened them; whoever works on one next must fix these problems before closing it again:\n${lines.join('\n')}\n`;
+}
+
 /**
  * Beads mode: the epic named by the branch (or --epic), its ready children, through the bd CLI only.
  * Steady state costs two bd calls an iteration: `bd ready` before it, `bd list` after it (beads-state.ts).
@@ -43,6 +58,9 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     state.children = (await bd.children(epic!.id)).filter((issue) => issue.issue_type !== 'epic');
     state.carried = true;
   };
+  // Beads the reviewer rejected and reopened, with its reasons: /sp:next picks the task, so the next prompt
+  // carries them until the bead closes again.
+  const rejected = new Map<string, { title: string; iteration: number; reasons: string }>();
 
   /** Our own agent is the only one working (we hold the lock): anything it left in_progress is orphaned. */
   const reopenOrphans = async (reason: string): Promise<string[]> => {
@@ -56,11 +74,15 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     return warnings;
   };
 
-  const build = (ready: BdIssue[]): Snapshot => ({
-    ready: ready.map(toTask),
-    remaining: state.children.filter((issue) => !isClosed(issue)).map(toTask),
-    done: state.children.filter(isClosed).map(toTask),
-  });
+  const build = (ready: BdIssue[]): Snapshot => {
+    // A rejected bead closed again carries no note any more (a new rejection sets one again).
+    for (const issue of state.children) if (isClosed(issue)) rejected.delete(issue.id);
+    return {
+      ready: ready.map(toTask),
+      remaining: state.children.filter((issue) => !isClosed(issue)).map(toTask),
+      done: state.children.filter(isClosed).map(toTask),
+    };
+  };
 
   const source: TaskSource = {
     name: 'beads',
@@ -140,7 +162,25 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
 
     async prompt(task: Task, info: IterationInfo) {
       const prompt = ctx.config.prompt ?? DEFAULT_BEADS_PROMPT;
-      return info.worker === undefined ? prompt : workerPrompt(prompt, task, info.worker);
+      const notes = [...rejected].map(([id, note]) => ({ id, ...note }));
+      return withReviewNotes(info.worker === undefined ? prompt : workerPrompt(prompt, task, info.worker), notes);
+    },
+
+    words: { task: 'bead', finished: 'closed' },
+
+    // The database and its JSONL export: bd's own bookkeeping, whoever ran bd.
+    bookkeepingFiles: () => ['.beads/'],
+
+    async brief(task: Task) {
+      const issue = await bd.show(task.id);
+      return beadBrief(issue ?? { id: task.id, title: task.title, status: task.status, priority: task.priority ?? 2 });
+    },
+
+    async reopen(task: Task, reasons: string, info: IterationInfo) {
+      await bd.setStatus(task.id, 'open');
+      // The children list ralph carries says closed: the next snapshot lists them again.
+      state.carried = false;
+      rejected.set(task.id, { title: task.title, iteration: info.iteration, reasons });
     },
 
     workers: createBeadsWorkers(ctx.root, (purpose) => source.snapshot(purpose)),

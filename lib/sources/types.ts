@@ -2,6 +2,13 @@ import type { Deps } from '../deps.ts';
 import type { Config, SourceName } from '../config.ts';
 import type { GateResult } from '../gates.ts';
 import type { Classification } from '../agents/types.ts';
+import type { ReviewRecord } from '../events.ts';
+
+/** How a source names its tasks and their finishing in messages (`bead` … `closed`). */
+export interface TaskWords {
+  task: string;
+  finished: string;
+}
 
 /** One unit of work as any source sees it. */
 export interface Task {
@@ -46,6 +53,8 @@ export interface IterationResult {
   commit?: string;
   /** ralph's quality gates of this iteration (empty when none ran). */
   gates?: GateResult[];
+  /** The independent review of this iteration, when one ran. */
+  review?: ReviewRecord;
 }
 
 /** What a source may weigh when it decides an iteration's outcome itself. */
@@ -127,4 +136,19 @@ export interface TaskSource {
   explainStuck(snapshot: Snapshot): string;
   /** Several workers in git worktrees on this source's tasks. */
   readonly workers: WorkerSupport;
+  /** How messages name a task and its finishing (`bead` … `closed`, `task` … `checked off`). */
+  readonly words: TaskWords;
+  /**
+   * Repo-relative files or folders where task state is kept (the workers' state files, and for beads its
+   * database and export): bookkeeping, not work, so a change there alone is no progress for the breaker.
+   */
+  bookkeepingFiles(): string[];
+  /** The task as a reviewer must judge it, in Markdown: id, title, description, acceptance criteria. */
+  brief(task: Task): Promise<string>;
+  /**
+   * The reviewer rejected the work on `task`: undo what marks it done (untick the box, reopen the bead,
+   * `passes` back to false) and keep `reasons` so the next prompt for the task shows them. Runs before
+   * `settle`, which then records the iteration as failed.
+   */
+  reopen(task: Task, reasons: string, info: IterationInfo): Promise<void>;
 }

@@ -37,6 +37,9 @@ export function formatStatusLine(status: RunStatusFile, now: number, frame: numb
     formatElapsed(now - Date.parse(status.startedAt)),
   ];
   if (status.costUsd > 0) parts.push(`$${status.costUsd.toFixed(4)}`);
+  const approved = status.counts.reviewsApproved ?? 0;
+  const rejected = status.counts.reviewsRejected ?? 0;
+  if (approved + rejected > 0) parts.push(`reviews ${approved} approved, ${rejected} not`);
   if (status.task) parts.push(`${status.task.id} ${status.task.title}`);
   // Only plain text is measured: a line that wraps could no longer be erased with one \r.
   const plain = [...`${spinner} ${parts.join(' · ')}`.replace(/\s+/g, ' ')];

@@ -3,6 +3,8 @@ import { formatDuration } from '../duration.ts';
 import type { Output } from '../deps.ts';
 import type { EventSink, RunEvent } from '../events.ts';
 import { oneLine } from '../agents/common.ts';
+import { reviewLine } from '../review-text.ts';
+import { describeTasksLeft } from '../tasks-left.ts';
 
 export interface ViewOptions {
   out: Output;
@@ -75,6 +77,15 @@ export class LineView implements EventSink {
       case 'gates':
         if (!quiet) this.line(`gates: ${event.results.map((gate) => `${gate.name} ${gate.passed ? 'passed' : 'FAILED'}`).join(', ') || 'none'}`, at);
         break;
+      case 'review_start':
+        if (!quiet) this.line(`review of iteration ${event.iteration} by ${event.agent}: ${event.taskIds.join(' ')}`, at, 'cyan');
+        break;
+      case 'review_end': {
+        const review = event.review;
+        const cost = review.costUsd > 0 ? `, $${review.costUsd.toFixed(4)}` : '';
+        this.line(`review ${reviewLine(review)} (${formatDuration(review.durationMs)}${cost})`, at, review.verdict === 'approve' ? 'green' : 'red');
+        break;
+      }
       case 'iteration_end': {
         const record = event.record;
         const colour: Colour = record.outcome === 'pass' ? 'green' : record.outcome === 'fail' ? 'red' : 'yellow';
@@ -89,7 +100,7 @@ export class LineView implements EventSink {
         // A run that never started already printed its error; one line is enough.
         if (!this.started && summary.status === 'failed') break;
         const colour: Colour = summary.exitCode === 0 ? 'green' : summary.exitCode === 2 ? 'yellow' : 'red';
-        this.line(`${summary.status}: ${summary.message} (${summary.iterations} iterations, ${summary.tasksCompleted} done, ${summary.tasksRemaining} remaining, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
+        this.line(`${summary.status}: ${summary.message} (${summary.iterations} iterations, ${summary.tasksCompleted} done, ${describeTasksLeft(summary.tasksRemaining, summary.skippedTaskIds)}, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
         break;
       }
     }

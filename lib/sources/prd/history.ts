@@ -2,6 +2,7 @@
 // `status` and `report` read back, and what keeps iteration numbers unique across runs.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { ReviewRecord } from '../../events.ts';
 import { writeFileAtomic } from '../../fs-atomic.ts';
 
 export const STATE_DIR = '.rulebook-ralph';
@@ -53,6 +54,8 @@ export interface HistoryRecord {
   summary?: string;
   commitMessages?: string[];
   contextLoss?: string[];
+  /** The independent review of the iteration (--review): verdict, reasons, cost and tokens. */
+  review?: ReviewRecord;
 }
 
 export function historyDir(root: string): string {

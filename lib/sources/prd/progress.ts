@@ -132,6 +132,8 @@ export interface ProgressEntry {
   status: string;
   reason?: string;
   gates?: string;
+  /** The independent review in one line. */
+  review?: string;
   summary?: string;
   changes?: string[];
   commit?: string;
@@ -153,6 +155,7 @@ export function formatProgressEntry(entry: ProgressEntry): string {
     `Task: ${entry.taskId} ${flat(entry.taskTitle)}`,
     ...(entry.reason ? [`Reason: ${flat(entry.reason)}`] : []),
     ...(entry.gates ? [`Gates: ${entry.gates}`] : []),
+    ...(entry.review ? [`Review: ${flat(entry.review)}`] : []),
     ...(entry.summary ? [`Summary: ${entry.summary}`] : []),
     ...list('Changes', entry.changes),
     ...(entry.commit ? [`Commit: ${entry.commit}`] : []),

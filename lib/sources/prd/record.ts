@@ -2,6 +2,7 @@
 // entry in progress.txt. Also the record of an iteration a killed run left unfinished.
 import { existsSync } from 'node:fs';
 import { failureLine, formatGateResults, type GateResult } from '../../gates.ts';
+import { reviewLine } from '../../review-text.ts';
 import type { IterationInfo, IterationResult } from '../types.ts';
 import { historyFile, writeHistoryRecord, type HistoryRecord, type QualityMetrics } from './history.ts';
 import type { ProgressEntry } from './progress.ts';
@@ -120,6 +121,7 @@ export function settleIteration(recorder: Recorder, doc: PrdDocument, result: It
     ...(report.summary ? { summary: report.summary } : {}),
     ...(report.commitMessages.length > 0 ? { commitMessages: report.commitMessages } : {}),
     ...(report.contextLoss.length > 0 ? { contextLoss: report.contextLoss } : {}),
+    ...(result.review ? { review: result.review } : {}),
   });
   recorder.appendProgress(
     {
@@ -130,6 +132,7 @@ export function settleIteration(recorder: Recorder, doc: PrdDocument, result: It
       status: result.kind === 'fail' ? 'failed (blocked)' : completionStatus,
       reason: result.reason,
       ...(gates.length > 0 ? { gates: formatGateResults(gates) } : {}),
+      ...(result.review ? { review: reviewLine(result.review) } : {}),
       ...(report.summary ? { summary: report.summary } : {}),
       changes: report.changes,
       ...(result.commit ? { commit: result.commit } : {}),

@@ -29,6 +29,12 @@ export function detectPrd(root: string): string | undefined {
   return PRD_CANDIDATES.map((candidate) => path.join(root, candidate)).find((file) => existsSync(file));
 }
 
+/** A task as the reviewer sees it: id, title, description and acceptance criteria. */
+export function itemBrief(item: Pick<PrdItem, 'id' | 'title' | 'description' | 'acceptanceCriteria'>): string {
+  const criteria = item.acceptanceCriteria.length > 0 ? item.acceptanceCriteria.map((line) => `- ${line}`).join('\n') : '(none listed: the title and description are the whole requirement)';
+  return [`### Task ${item.id}: ${item.title}`, '', item.description?.trim() || '(no description)', '', '#### Acceptance criteria', '', criteria].join('\n');
+}
+
 /** The prd.json source. */
 export function createPrdSource(ctx: SourceContext): TaskSource {
   const { root, config, deps } = ctx;
@@ -76,9 +82,10 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     return lines;
   }
 
+  const workers = createPrdWorkers(root, requireFile, async () => prdSnapshot(load()));
   return {
     name: 'prd',
-    workers: createPrdWorkers(root, requireFile, async () => prdSnapshot(load())),
+    workers,
     gatesByDefault: true,
     commitByDefault: true,
 
@@ -207,6 +214,24 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       const ready = new Set(snapshot.ready.map((task) => task.id));
       const lines = snapshot.remaining.filter((task) => !ready.has(task.id)).map(stuckLine);
       return lines.length > 0 ? lines.join('\n') : 'no task is ready although some remain';
+    },
+
+    words: { task: 'task', finished: 'completed' },
+
+    // prd.json, progress.txt and the history: the same as the workers' state.
+    bookkeepingFiles() {
+      return prdFile ? workers.stateFiles() : [];
+    },
+
+    async brief(task: Task) {
+      return itemBrief(find(load(), task.id));
+    },
+
+    async reopen(task: Task, reasons: string, info: IterationInfo) {
+      const doc = load();
+      // settle() then records the failed iteration (blocked, one more attempt, the reasons as lastError).
+      updateItem(doc, find(doc, task.id), { status: 'pending', completedAt: undefined, lastError: `the reviewer rejected iteration ${info.iteration}: ${reasons}` });
+      writePrd(doc);
     },
   };
 }

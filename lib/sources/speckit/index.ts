@@ -12,7 +12,9 @@ import { lastIterationNumber, parseTracking, releaseSkipped, type Tracking } fro
 import { createProgressWriter } from './progress-writer.ts';
 import { createSpeckitWorkers } from './workers.ts';
 import { listFeatures, type ResolvedVia } from './resolve.ts';
-import { buildSnapshot, currentTaskBlock, explainStuck, type SkippedNote } from './select.ts';
+import { buildSnapshot, currentTaskBlock, explainStuck, reviewBrief, type SkippedNote } from './select.ts';
+import { uncheckLine } from './reopen.ts';
+import { writeFileAtomic } from '../../fs-atomic.ts';
 import { createFeatureState } from './state.ts';
 import { renderTemplate, type TemplateValues } from './template.ts';
 
@@ -112,7 +114,8 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       if (!found) throw new RalphError(`task ${task.id} is no longer in ${p.rel.tasks}`);
       const data = loadTracking(parsed);
       const skipped: SkippedNote[] = data.tasks.filter((item) => item.skipped).map((item) => ({ id: item.id, title: item.title, failures: item.consecutiveFailures }));
-      const block = currentTaskBlock({ parsed, task: found, skipped, feature: p.feature.name, tasksPath: p.rel.tasks });
+      const review = data.tasks.find((item) => item.id === task.id)?.review;
+      const block = currentTaskBlock({ parsed, task: found, skipped, feature: p.feature.name, tasksPath: p.rel.tasks, review });
       const file = templateFile();
       const template = readText(file);
       if (template === undefined) throw new RalphError(`prompt template ${file} cannot be read`, { hint: 'pass --template PATH or restore templates/ralph-prompt.md' });
@@ -177,6 +180,33 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       const parsed = readTasks();
       const skipped = new Set((snapshot.skipped ?? []).map((task) => task.id));
       return explainStuck(parsed, skipped, p.rel.tasks);
+    },
+
+    words: { task: 'task', finished: 'checked off' },
+
+    // The files ralph keeps the task state in (tasks.md, progress.txt, …): the same as the workers' state.
+    bookkeepingFiles() {
+      return resolve().ok ? source.workers.stateFiles() : [];
+    },
+
+    async brief(task: Task) {
+      const p = paths();
+      const parsed = readTasks();
+      const found = parsed.tasks.find((item) => item.id === task.id);
+      if (!found) return `### ${task.id} ${task.title}
+
+(no longer in ${p.rel.tasks})`;
+      return reviewBrief({ parsed, task: found, tasksPath: p.rel.tasks, specPath: p.rel.spec, planPath: p.rel.plan });
+    },
+
+    async reopen(task: Task, reasons: string, info: IterationInfo) {
+      const p = paths();
+      const found = readTasks().tasks.find((item) => item.id === task.id);
+      const text = readText(p.tasks);
+      const opened = found && text !== undefined ? uncheckLine(text, found.line) : undefined;
+      if (opened !== undefined) writeFileAtomic(p.tasks, opened);
+      const data = loadTracking(readTasks());
+      saveTracking({ ...data, tasks: data.tasks.map((item) => (item.id === task.id ? { ...item, review: { iteration: info.iteration, reasons } } : item)) });
     },
   };
   return source;

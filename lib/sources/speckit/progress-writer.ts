@@ -2,6 +2,7 @@
 // failure counts in ralph-tasks.json that decide when a task is skipped.
 import { existsSync } from 'node:fs';
 import { formatDuration } from '../../duration.ts';
+import { reviewLine } from '../../review-text.ts';
 import { appendText, writeFileAtomic } from '../../fs-atomic.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { IterationInfo, IterationResult, SourceContext } from '../types.ts';
@@ -98,6 +99,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
         commit: result.commit,
         duration: formatDuration(result.durationMs),
         note,
+        review: result.review ? reviewLine(result.review) : undefined,
       });
       appendProgress(entry, info);
       state.saveTracking(data);

@@ -53,6 +53,8 @@ export interface EntryInput {
   commit?: string;
   duration?: string;
   note?: string;
+  /** The independent review in one line, e.g. `rejected by codex: no tests`. */
+  review?: string;
 }
 
 function indent(block: string): string[] {
@@ -71,6 +73,7 @@ export function iterationEntry(input: EntryInput): string {
   }
   if (input.commit) lines.push(`- Commit: ${input.commit}`);
   if (input.duration) lines.push(`- Duration: ${input.duration}`);
+  if (input.review) lines.push(`- Review: ${input.review}`);
   if (input.note) lines.push(`- Note: ${input.note}`);
   if (input.learnings?.trim()) lines.push('- Learnings:', ...indent(input.learnings.trim()));
   else lines.push('- Learnings: none reported');
@@ -151,6 +154,8 @@ export interface TrackedTask {
   skipped: boolean;
   lastIteration?: number;
   lastOutcome?: 'pass' | 'fail' | 'no_change';
+  /** The reviewer's rejection of the last attempt, shown in the next prompt; dropped once the task is done. */
+  review?: { iteration: number; reasons: string };
 }
 
 export interface RunningTask {
@@ -218,6 +223,7 @@ export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: strin
       skipped,
       lastIteration: before?.lastIteration,
       lastOutcome: before?.lastOutcome,
+      ...(before?.review && !task.done ? { review: before.review } : {}),
     };
   });
   const count = (status: TrackedTask['status']): number => tasks.filter((task) => task.status === status).length;

@@ -132,6 +132,18 @@ export function commitMessageFor(feature: string, group: TaskGroup | undefined):
   return `feat(${feature}): ${phase}`.trimEnd();
 }
 
+/** The task as the reviewer sees it: its line, phase, story, and where the acceptance scenarios are. */
+export function reviewBrief(input: { parsed: ParsedTasks; task: SpeckitTask; tasksPath: string; specPath: string; planPath: string }): string {
+  const { parsed, task } = input;
+  const group = groupOf(parsed, task);
+  const lines = [`### Task ${task.id}`, '', task.text, '', `- Location: ${input.tasksPath} line ${task.line}`];
+  if (group) lines.push(`- Phase: ${group.heading}`);
+  if (group?.story) lines.push(`- User story: ${group.story.id} "${group.story.title}"`);
+  if (task.section) lines.push(`- Section: ${task.section}`);
+  lines.push(`- The feature's spec, with the acceptance scenarios of each user story: ${input.specPath}; the plan: ${input.planPath}`);
+  return lines.join('\n');
+}
+
 export interface SkippedNote {
   id: string;
   title: string;
@@ -145,6 +157,8 @@ export function currentTaskBlock(input: {
   skipped: readonly SkippedNote[];
   feature: string;
   tasksPath: string;
+  /** The reviewer's rejection of the last attempt at this task, when there was one. */
+  review?: { iteration: number; reasons: string };
 }): string {
   const { parsed, task } = input;
   const skippedIds = new Set(input.skipped.map((note) => note.id));
@@ -164,6 +178,9 @@ export function currentTaskBlock(input: {
   const siblings = parsed.tasks.filter((item) => item.group === task.group && !item.done && !skippedIds.has(item.id));
   if (siblings.length > 0) lines.push(`- Open tasks of this phase, in order: ${siblings.map((item) => item.id).join(', ')}`);
   lines.push(`- Commit message once this phase is complete: \`${commitMessageFor(input.feature, group)}\``);
+  if (input.review) {
+    lines.push(`- Review: ralph's independent reviewer rejected the last attempt at this task (iteration ${input.review.iteration}) and unchecked it: ${input.review.reasons}. Fix these problems first; the task counts as done only once a review approves it.`);
+  }
   if (input.skipped.length > 0) {
     lines.push('', 'Skipped tasks: ralph set these aside after repeated failed iterations. Leave them alone: do not work on them or check them off.');
     for (const note of input.skipped) lines.push(`- ${note.id} ${note.title} (failed ${note.failures} iterations)`);

@@ -48,7 +48,7 @@ describe('StatusFileSink', () => {
       waitUntil: null,
       waitReason: null,
       lastFailure: null,
-      counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0 },
+      counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
       costUsd: 0,
       logDir: '/repo/.ralph/logs/20261122-020000',
       status: null,
@@ -57,6 +57,9 @@ describe('StatusFileSink', () => {
       endedAt: null,
       tasksRemaining: null,
       workers: null,
+      skippedTaskIds: null,
+      reviewer: null,
+      lastReview: null,
     });
 
     expect(at(1)).toMatchObject({ state: 'running', iteration: 1, maxIterations: 50, attempt: 1, task: { id: task.id, title: task.title }, lastEventAt: iso(1000) });

@@ -24,8 +24,8 @@ describe('renderMarkdownReport', () => {
   });
 
   it('gives the totals', () => {
-    expect(markdown).toContain('| iterations | passed | failed | no change | tasks completed | tasks remaining | cost | tokens in | tokens out |');
-    expect(markdown).toContain('| 4 | 2 | 1 | 1 | 2 | 1 | $0.0375 | 4,000 | 800 |');
+    expect(markdown).toContain('| iterations | passed | failed | no change | tasks completed | tasks remaining | tasks skipped | cost | tokens in | tokens out |');
+    expect(markdown).toContain('| 4 | 2 | 1 | 1 | 2 | 1 | 0 | $0.0375 | 4,000 | 800 |');
   });
 
   it('has one row per iteration with task, outcome, duration, cost, files and commit', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBeadsSource, epicTitleForBranch, featureNameFromBranch } from '../../../lib/sources/beads.ts';
+import { beadBrief, createBeadsSource, epicTitleForBranch, featureNameFromBranch, withReviewNotes } from '../../../lib/sources/beads.ts';
 import { parseBdArray } from '../../../lib/sources/bd.ts';
 import type { Snapshot, Task, TaskSource } from '../../../lib/sources/types.ts';
 import { FAKE_BD_VERSIONS, type SeedIssue } from '../../fakes/bd-seed.ts';
@@ -112,6 +112,22 @@ describe.each(FAKE_BD_VERSIONS)('the beads source against bd %s: what it reads, 
     expect(source.explainStuck(next)).toBe(`no task of epic ws-ep "Feature: demo" is ready; 1 remain:\n  ws-ep.5 "Late task" (open, waits for ${outside})`);
   });
 
+  it('reopen: a bead the reviewer rejected is open and ready again, and the next prompt says why until it closes', async () => {
+    const { project, source, first } = await started();
+    const task = first.ready[0]!;
+    const step = await iteration(source, task, () => project.other('close', task.id));
+    expect(ids(step.after.done)).toContain(task.id);
+    await source.reopen(task, 'no test for the empty input', { iteration: 4, maxIterations: 9, sessionId: 's' });
+    const next = await source.snapshot();
+    expect(ids(next.ready)).toEqual([task.id]);
+    expect(ids(next.done)).not.toContain(task.id);
+    const info = { iteration: 5, maxIterations: 9, sessionId: 's' };
+    expect(await source.prompt(task, info)).toBe(`/sp:next\n\nralph's independent reviewer rejected the work on these beads and reopened them; whoever works on one next must fix these problems before closing it again:\n- ${task.id} "Task A" (iteration 4): no test for the empty input\n`);
+    await iteration(source, task, () => project.other('close', task.id));
+    expect(await source.prompt(task, info)).toBe('/sp:next');
+    expect(await source.brief(task)).toContain(`### Bead ${task.id}: Task A`);
+  });
+
   it('a dry run reads at most 4 times: epics, children, ready (twice on a bd without --exclude-type)', async () => {
     const project = beadsProject(version);
     const source = createBeadsSource(project.ctx);
@@ -119,5 +135,20 @@ describe.each(FAKE_BD_VERSIONS)('the beads source against bd %s: what it reads, 
     expect(ids((await source.snapshot()).ready)).toEqual(['ws-ep.2']);
     expect(project.calls.length).toBeLessThanOrEqual(4);
     expect(words(project.calls)).toEqual(version === '0.50' ? ['list-epics', 'list', 'ready', 'ready'] : ['list-epics', 'list', 'ready']);
+  });
+});
+
+describe('review support', () => {
+  it('briefs a bead with its description, design and acceptance criteria', () => {
+    const brief = beadBrief({ id: 'ws-1.2', title: 'Parse input', status: 'closed', priority: 2, description: 'Read the file.', design: 'One pass.', acceptance_criteria: '- errors name the line' });
+    expect(brief).toBe('### Bead ws-1.2: Parse input\n\nRead the file.\n\n#### Design\n\nOne pass.\n\n#### Acceptance criteria\n\n- errors name the line');
+    expect(beadBrief({ id: 'ws-1.3', title: 'Bare', status: 'closed', priority: 2 })).toContain('(none recorded in beads: judge by the title and description)');
+  });
+
+  it('adds the reviewer\'s reasons for reopened beads to the prompt, and nothing otherwise', () => {
+    expect(withReviewNotes('/sp:next', [])).toBe('/sp:next');
+    const prompt = withReviewNotes('/sp:next', [{ id: 'ws-1.2', title: 'Parse input', iteration: 3, reasons: 'no test for a missing file' }]);
+    expect(prompt.startsWith('/sp:next\n\n')).toBe(true);
+    expect(prompt).toContain('- ws-1.2 "Parse input" (iteration 3): no test for a missing file');
   });
 });

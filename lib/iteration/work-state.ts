@@ -1,0 +1,43 @@
+// What the work tree looks like at one moment, cheaply: HEAD and, for every path git reports as changed,
+// its size and modification time. Two such states tell whether someone (the agent, the reviewer) changed
+// anything in between, even in files that were already modified before.
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
+import type { Git, WorkTreeState } from '../git.ts';
+
+export interface WorkState {
+  head?: string;
+  /** Changed path → `size:mtime`, or `gone` for a deleted one. */
+  files: Map<string, string>;
+}
+
+/** ralph's own run state never counts as a change. */
+const RALPH_OWN = ['.ralph/', '.ralph.lock', '.ralph.lock.d/'];
+
+/** Reads the work tree's state with one `git status` (or from one already read). */
+export async function readWorkState(git: Git, known?: WorkTreeState): Promise<WorkState> {
+  const status = known ?? (await git.state());
+  const files = new Map<string, string>();
+  for (const file of status.changed) {
+    try {
+      const stat = lstatSync(path.join(git.cwd, file));
+      files.set(file, `${stat.size}:${stat.mtimeMs}`);
+    } catch {
+      files.set(file, 'gone');
+    }
+  }
+  return { head: status.head, files };
+}
+
+/** True when `file` is one of `paths` or lies under one of them (a folder, with or without its `/`). */
+export function matchesAny(file: string, paths: readonly string[]): boolean {
+  return paths.some((entry) => file === entry || file.startsWith(`${entry.replace(/\/$/, '')}/`));
+}
+
+/** What changed between two states: whether HEAD moved and which paths differ, leaving out `ignore`. Pure. */
+export function compareWorkStates(before: WorkState, after: WorkState, ignore: readonly string[] = []): { headMoved: boolean; files: string[] } {
+  const skip = [...RALPH_OWN, ...ignore];
+  const paths = new Set([...before.files.keys(), ...after.files.keys()]);
+  const files = [...paths].filter((file) => !matchesAny(file, skip) && before.files.get(file) !== after.files.get(file)).sort();
+  return { headMoved: before.head !== after.head, files };
+}

@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Git } from '../../../lib/git.ts';
+import { compareWorkStates, matchesAny, readWorkState, type WorkState } from '../../../lib/iteration/work-state.ts';
+import { tempDir } from '../../support/temp.ts';
+
+const state = (head: string | undefined, files: Record<string, string>): WorkState => ({ head, files: new Map(Object.entries(files)) });
+
+describe('compareWorkStates', () => {
+  it('sees nothing when HEAD and every changed file are the same', () => {
+    expect(compareWorkStates(state('a', { 'x.ts': '1:1' }), state('a', { 'x.ts': '1:1' }))).toEqual({ headMoved: false, files: [] });
+  });
+
+  it('sees a moved HEAD, a file edited again, a new change and a change undone', () => {
+    const before = state('a', { 'edited.ts': '1:1', 'undone.ts': '2:2' });
+    const after = state('b', { 'edited.ts': '1:5', 'new.ts': '3:3' });
+    expect(compareWorkStates(before, after)).toEqual({ headMoved: true, files: ['edited.ts', 'new.ts', 'undone.ts'] });
+  });
+
+  it('leaves out the ignored paths and ralph\'s own files', () => {
+    const after = state('a', { '.beads/issues.jsonl': '9:9', 'specs/f/tasks.md': '1:1', '.ralph/status.json': '1:1', 'src/x.ts': '1:1' });
+    expect(compareWorkStates(state('a', {}), after, ['.beads/', 'specs/f/tasks.md'])).toEqual({ headMoved: false, files: ['src/x.ts'] });
+  });
+
+  it('matches a file, or anything under a folder written with or without its slash', () => {
+    expect(matchesAny('.beads/x', ['.beads/'])).toBe(true);
+    expect(matchesAny('.rulebook-ralph/history/iteration-1.json', ['.rulebook-ralph/history'])).toBe(true);
+    expect(matchesAny('.beadsx', ['.beads/'])).toBe(false);
+    expect(matchesAny('prd.json', ['prd.json'])).toBe(true);
+    expect(matchesAny('a/prd.json', ['prd.json'])).toBe(false);
+  });
+});
+
+describe('readWorkState on a real repository', () => {
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test' };
+
+  it('tells an edit of an already modified file from no change at all', async () => {
+    const dir = tempDir('ralph-work-');
+    execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });
+    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+    execFileSync('git', ['add', '-A'], { cwd: dir });
+    execFileSync('git', ['commit', '-qm', 'init'], { cwd: dir, env });
+    const git = new Git(dir);
+    writeFileSync(path.join(dir, 'a.txt'), 'a\nb\n');
+    const before = await readWorkState(git);
+    expect(compareWorkStates(before, await readWorkState(git))).toEqual({ headMoved: false, files: [] });
+
+    appendFileSync(path.join(dir, 'a.txt'), 'c\n');
+    // A different size is enough; the time is set apart too, for file systems with coarse timestamps.
+    utimesSync(path.join(dir, 'a.txt'), new Date(), new Date(Date.now() + 5000));
+    mkdirSync(path.join(dir, 'src'));
+    writeFileSync(path.join(dir, 'src', 'new.ts'), 'x');
+    const after = await readWorkState(git);
+    expect(compareWorkStates(before, after)).toEqual({ headMoved: false, files: ['a.txt', 'src/new.ts'] });
+
+    rmSync(path.join(dir, 'src'), { recursive: true });
+    execFileSync('git', ['commit', '-qam', 'work'], { cwd: dir, env });
+    expect(compareWorkStates(after, await readWorkState(git))).toEqual({ headMoved: true, files: ['a.txt', 'src/new.ts'] });
+  });
+});
