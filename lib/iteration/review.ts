@@ -85,6 +85,7 @@ export async function reviewIteration(ctx: IterationContext, reviewer: Reviewer,
     // Left in place, not reverted: the reviewer's edits may be mixed with the worker's, and ralph never throws work away.
     const what = [...(edits.headMoved ? ['HEAD (it committed)'] : []), ...edits.files].join(', ');
     review = { ...base, verdict: 'edited', reasons: `the reviewer changed the repository although it must not (${what}); its changes are left in place for you to inspect`, filesChanged: edits.files };
+    bus.emit({ type: 'warning', message: `the reviewer ${reviewer.label} changed ${what} during the review of iteration ${input.iteration}: the review fails, and its changes are left in place for you to inspect` });
   } else {
     const verdict = run.classification.kind === 'ok' ? parseVerdict(finalAnswer(run.transcript)) : undefined;
     if (verdict?.kind === 'approve') review = { ...base, verdict: 'approve' };

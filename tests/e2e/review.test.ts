@@ -129,6 +129,7 @@ describe('--review, Spec Kit mode', () => {
     expect(summary.records[0]!.reason).toContain('the reviewer changed the repository although it must not (reviewer-fix.ts)');
     expect(summary.records[1]).toMatchObject({ outcome: 'pass', review: { verdict: 'approve' } });
     expect(existsSync(path.join(sandbox.repo, 'reviewer-fix.ts'))).toBe(true);
+    expect(result.stderr).toMatch(/warning: the reviewer claude changed reviewer-fix\.ts during the review of iteration 1/);
   });
 });
 
