@@ -99,9 +99,9 @@ function countColours(image: Image, box: { x0: number; y0: number; x1: number; y
   return counts;
 }
 
-function run(bin: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stderr: string }> {
+function run(bin: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(bin, args, { timeout: timeoutMs, encoding: 'utf8' }, (error, _stdout, stderr) => {
+    execFile(bin, args, { timeout: timeoutMs, encoding: 'utf8', env }, (error, _stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr });
     });
   });
@@ -175,6 +175,8 @@ describe('the HTML report in a real browser', () => {
         `file://${html}`,
       ],
       45_000,
+      // Its own HOME: chromium keeps crash-report settings in ~/.config and a dconf cache in ~/.cache.
+      { ...process.env, HOME: dir },
     );
     expect(existsSync(shot), `chromium wrote no screenshot (exit ${result.code}): ${result.stderr.slice(-2000)}`).toBe(true);
     expect(statSync(shot).size).toBeGreaterThan(10_000);
