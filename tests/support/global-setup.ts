@@ -1,10 +1,11 @@
 // Every `npm test` leaves the machine as it found it. Before the suite: a private temp folder becomes
-// TMPDIR for the test workers (and, through makeSandbox, for every ralph, agent and helper they start), and
-// the checkout's `git status` is noted. After it: no process that belongs to the run is left, the temp
-// folder is empty, and `git status` is unchanged. Anything left over is listed and the run fails; the
-// processes are then killed and the folder removed, so even a failing run cleans up after itself.
+// TMPDIR for the test workers (and, through makeSandbox, for every ralph, agent and helper they start), an
+// empty folder inside it becomes their HOME, and the checkout's `git status` is noted. After it: no
+// process that belongs to the run is left, the temp folder and that HOME are empty, and `git status` is
+// unchanged. Anything left over is listed and the run fails; the processes are then killed and the folder
+// removed, so even a failing run cleans up after itself.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** tsx's compile cache and IPC sockets (`tsx-<uid>/`): its own, not a test's leftover. */
 const TOOL_CACHES = /^tsx-\d+$/;
+/** The run's HOME, inside the temp folder: what a test writes to its home directory shows up here. */
+const HOME = 'home';
 /** How long processes get to finish exiting (a tree kill in flight, a reaped agent) before they count. */
 const PROCESS_GRACE_MS = 5000;
 
@@ -79,8 +82,10 @@ function gitStatus(): string[] {
 
 export default function setup(): () => Promise<void> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-suite-'));
-  const outsideTmp = os.tmpdir();
+  const outside = { TMPDIR: process.env.TMPDIR, HOME: process.env.HOME };
   process.env.TMPDIR = root;
+  mkdirSync(path.join(root, HOME));
+  process.env.HOME = path.join(root, HOME);
   const gitBefore = new Set(gitStatus());
   // Interrupted (Ctrl+C), vitest exits without the teardown below: still stop what the tests started and
   // remove the folder, quietly, as the process goes.
@@ -98,7 +103,10 @@ export default function setup(): () => Promise<void> {
 
   return async () => {
     process.off('exit', onInterrupt);
-    process.env.TMPDIR = outsideTmp;
+    for (const [key, value] of Object.entries(outside)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
     const problems: string[] = [];
     const processes = await settledProcesses(root);
     if (processes.length > 0) {
@@ -111,8 +119,10 @@ export default function setup(): () => Promise<void> {
         }
       }
     }
-    const files = readdirSync(root).filter((name) => !TOOL_CACHES.test(name));
+    const files = readdirSync(root).filter((name) => !TOOL_CACHES.test(name) && name !== HOME);
     if (files.length > 0) problems.push(`${files.length} temp file(s) or folder(s) left in ${root} (now removed):`, ...files.sort().map((name) => `  ${name}`));
+    const home = readdirSync(path.join(root, HOME), { recursive: true, encoding: 'utf8' });
+    if (home.length > 0) problems.push(`the tests wrote into the home directory (HOME=${path.join(root, HOME)}; now removed):`, ...home.sort().slice(0, 20).map((name) => `  ~/${name}`));
     rmSync(root, { recursive: true, force: true });
     const changed = gitStatus().filter((line) => !gitBefore.has(line));
     if (changed.length > 0) problems.push(`the tests changed the checkout ${PROJECT} (git status --ignored):`, ...changed.map((line) => `  ${line}`));
