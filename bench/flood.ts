@@ -1,6 +1,7 @@
 // Benchmark 3: an agent that writes 1 GiB of stream-json, 10 MiB lines included. ralph's node process
 // must stay under 150 MB resident and keep up at 200 MB/s, and its per-iteration log must hold exactly
-// the bytes written. The generator is calibrated first against a reader that does nothing.
+// the bytes written. The generator is calibrated first against a reader that does nothing. The same flood
+// then runs with --no-redact: redaction (on by default) must keep at least 0.8× of that throughput.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, statSync } from 'node:fs';
@@ -12,6 +13,9 @@ import { AGENTS, benchSandbox, RALPH, readSpans, seedBeads, standardEpic, TSX } 
 const GENERATOR = path.join(AGENTS, 'flood-agent.mjs');
 const RSS_TARGET = 150 * 1e6;
 const THROUGHPUT_TARGET = 200; // MB/s
+const REDACTION_RATIO_TARGET = 0.8;
+// Secret-looking variables, so the redactor has values to search for in every chunk (as in a real shell).
+const SECRET_ENV = { BENCH_API_KEY: 'bench-key-4f8e2a9b1c7d3e5f', BENCH_GITHUB_TOKEN: 'bench-token-0a1b2c3d4e5f6a7b', BENCH_DB_PASSWORD: 'correct-horse-battery-staple' };
 
 function mbPerSecond(bytes: number, ms: number): number {
   return bytes / 1e6 / (ms / 1000);
@@ -56,14 +60,15 @@ interface FloodRun {
 }
 
 /** One ralph iteration (beads, one task) whose agent is the flood generator writing `bytes`. */
-async function floodRun(bytes: number, check: (run: FloodRun) => Promise<void>): Promise<FloodRun> {
+async function floodRun(bytes: number, check: (run: FloodRun) => Promise<void>, extraArgs: string[] = []): Promise<FloodRun> {
   const sandbox = benchSandbox(GENERATOR, '001-ralph-automation');
   try {
     seedBeads(sandbox, standardEpic(1));
+    Object.assign(sandbox.env, SECRET_ENV);
     sandbox.env.BENCH_FLOOD_BYTES = String(bytes);
     let tsxPid: number | undefined;
     const watch = watchPeakRss(() => (tsxPid === undefined ? undefined : findRalphProcess(tsxPid)));
-    const run = await runTimed(TSX, [RALPH, '--json', '--max-iterations', '1', '--retries', '1', '--timeout', '5m', '--source', 'beads'], {
+    const run = await runTimed(TSX, [RALPH, '--json', '--max-iterations', '1', '--retries', '1', '--timeout', '5m', '--source', 'beads', ...extraArgs], {
       cwd: sandbox.repo,
       env: sandbox.env,
       timeoutMs: 360_000,
@@ -101,6 +106,33 @@ function fileSize(file: string): number {
   } catch {
     return -1;
   }
+}
+
+/**
+ * The same flood with --no-redact, interleaved with a second redacted run (on, off, on, off counting the
+ * main run), each mode's best throughput compared: other work on the machine slows single runs a lot.
+ */
+async function redactionCost(bytes: number, name: string, firstRedacted: number): Promise<Row[]> {
+  const redacted = [firstRedacted];
+  const plain: number[] = [];
+  let plainSize = -1;
+  for (const mode of ['plain', 'redacted', 'plain'] as const) {
+    const run = await floodRun(bytes, async (result) => {
+      if (mode === 'plain') plainSize = fileSize(result.log);
+    }, mode === 'plain' ? ['--no-redact'] : []);
+    (mode === 'plain' ? plain : redacted).push(mbPerSecond(run.written, run.agentMs));
+  }
+  const best = (values: number[]): number => Math.max(...values.filter(Number.isFinite));
+  const show = (values: number[]): string => values.map((value) => (Number.isFinite(value) ? value.toFixed(0) : '–')).join(', ');
+  const ratio = best(redacted) / best(plain);
+  return [
+    info({ benchmark: name, figure: 'throughput with --no-redact, 2 runs interleaved with the redacted ones', result: `${show(plain)} MB/s (log ${plainSize} bytes)`, value: best(plain), unit: 'MB/s' }),
+    info({ benchmark: name, figure: 'throughput with redaction (default), 2 runs', result: `${show(redacted)} MB/s`, value: best(redacted), unit: 'MB/s' }),
+    judged(
+      { benchmark: name, figure: `best throughput with redaction (${Object.keys(SECRET_ENV).length} secret variables + token shapes) ÷ best with --no-redact`, target: `≥ ${REDACTION_RATIO_TARGET}×`, result: Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : 'not measured', value: ratio, unit: '×' },
+      ratio >= REDACTION_RATIO_TARGET,
+    ),
+  ];
 }
 
 export const flood: Benchmark = {
@@ -144,6 +176,8 @@ export const flood: Benchmark = {
       ),
     );
     rows.push(info({ benchmark: name, figure: 'iteration outcome (ralph exit code)', result: `${run.outcome ? `${run.outcome.outcome}: ${run.outcome.reason}` : 'no record'} (exit ${run.exit})` }));
+
+    rows.push(...(await redactionCost(bytes, name, throughput)));
     return rows;
   },
 };

@@ -1,4 +1,5 @@
 import type { AgentEvent } from './agents/types.ts';
+import type { Redactor } from './redact/index.ts';
 import type { Task } from './sources/types.ts';
 
 export type IterationOutcome = 'pass' | 'fail' | 'no_change';
@@ -106,10 +107,17 @@ export interface EventSink {
   close?(): Promise<void> | void;
 }
 
-/** Fans one event out to every sink; a failing sink never stops the run. */
+/**
+ * Fans one event out to every sink; a failing sink never stops the run. Each event is redacted once,
+ * before any sink sees it. Agent events are the exception: they are parsed from output the runner has
+ * already redacted, and they are the flood (a second pass over every byte would halve throughput).
+ */
 export class EventBus {
   private readonly sinks: EventSink[] = [];
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly redactor?: () => Redactor,
+  ) {}
 
   add(sink: EventSink): void {
     this.sinks.push(sink);
@@ -117,9 +125,10 @@ export class EventBus {
 
   emit(event: RunEvent): void {
     const at = this.now();
+    const clean = this.redactor && event.type !== 'agent' ? this.redactor().deep(event) : event;
     for (const sink of this.sinks) {
       try {
-        sink.emit(event, at);
+        sink.emit(clean, at);
       } catch {
         // a broken display or log must not end an overnight run
       }

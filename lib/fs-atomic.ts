@@ -6,13 +6,14 @@ let counter = 0;
 /**
  * Writes a whole file atomically: a temp file beside it, fsync, then rename over the target. `durable:
  * false` skips the fsync for files rewritten often whose loss in a power cut is harmless (status.json).
+ * `mode` (e.g. 0o600 for ralph's private files) applies to the file; missing folders are then made 0700.
  */
-export function writeFileAtomic(file: string, data: string | Uint8Array, options: { durable?: boolean } = {}): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+export function writeFileAtomic(file: string, data: string | Uint8Array, options: { durable?: boolean; mode?: number } = {}): void {
+  mkdirSync(path.dirname(file), { recursive: true, ...(options.mode !== undefined ? { mode: 0o700 } : {}) });
   counter += 1;
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${counter}.tmp`);
   try {
-    writeFileSync(temp, data);
+    writeFileSync(temp, data, options.mode !== undefined ? { mode: options.mode } : undefined);
     if (options.durable !== false) {
       const fd = openSync(temp, 'r');
       try {

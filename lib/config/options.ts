@@ -10,7 +10,7 @@ export interface OptionSpec {
   choices?: readonly string[];
   /** Smallest value for numeric kinds. */
   min?: number;
-  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Output' | 'General';
+  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Containment' | 'Output' | 'General';
   /** Shown in --help; the real defaults live in config.ts. */
   defaultText?: string;
   help: string;
@@ -52,6 +52,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'gate', kind: 'list', group: 'Run', arg: 'CMD', defaultText: 'prd: typecheck, lint and test scripts of package.json; others: none', help: 'quality gate run by a shell after each iteration (repeatable); --gate none for no gates' },
   { name: 'commit', kind: 'boolean', group: 'Run', defaultText: 'on in prd mode, off otherwise', help: 'commit each passing iteration as "ralph: <task> <title>" with Ralph-Iteration and Ralph-Task trailers; --no-commit to skip' },
   { name: 'parallel', kind: 'int', min: 1, group: 'Run', arg: 'N', defaultText: '1', help: 'run N agents at once, each in its own git worktree on its own branch; ralph merges their commits back one at a time' },
+  { name: 'redact', kind: 'boolean', group: 'Containment', defaultText: 'on', help: 'replace secrets (values of *KEY* *TOKEN* *SECRET* *PASSWORD* *CREDENTIAL* variables, known token shapes) by [redacted:NAME] in everything ralph prints or writes; --no-redact to turn off' },
+  { name: 'redact-env', kind: 'list', group: 'Containment', arg: 'NAME', help: 'another environment variable whose value is secret (repeatable; * globs, e.g. DATABASE_URL or *_DSN)' },
   { name: 'json', kind: 'boolean', group: 'Output', help: 'print one JSON summary on stdout' },
   { name: 'quiet', short: 'q', kind: 'boolean', group: 'Output', help: 'only iteration summaries and the result' },
   { name: 'verbose', short: 'v', kind: 'boolean', group: 'Output', help: "add the agent's full text" },

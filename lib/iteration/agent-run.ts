@@ -13,6 +13,7 @@ import type { UsageWait } from './usage-wait.ts';
 import { backoffDelays, retry } from '../retry.ts';
 import { runProcess, type Command, type ProcessResult } from '../process/runner.ts';
 import { clearAgent, recordAgent } from '../process/agent-pid.ts';
+import type { Redactor } from '../redact/index.ts';
 
 /** What one agent run of an iteration needs to know. */
 export interface AgentRunContext {
@@ -40,6 +41,8 @@ export interface AgentRunContext {
   request?: Pick<AgentRequest, 'model' | 'profile' | 'extraArgs'>;
   /** Judges a run that ended well: a reason makes it a transient failure, retried like any other (a reviewer without a verdict). */
   check?: (transcript: Transcript) => string | undefined;
+  /** Replaces secrets in the agent's output before logs, lines and events see it. */
+  redactor?: Redactor;
 }
 
 export interface AgentRun {
@@ -99,6 +102,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           pgid = pid;
           recordAgent(ctx.root, pid);
         },
+        redactor: ctx.redactor,
         onLine: (line, stream) => {
           if (stream === 'stderr') {
             record(transcript, { kind: 'other', text: line });

@@ -10,6 +10,7 @@ import type { Deps } from '../deps.ts';
 import type { EventBus, IterationRecord, ReviewRecord } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Command } from '../process/runner.ts';
+import type { Redactor } from '../redact/index.ts';
 import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { runAgent, type AgentRun } from './agent-run.ts';
 import type { UsageWait } from './usage-wait.ts';
@@ -37,6 +38,8 @@ export interface IterationContext {
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** The independent reviewer (--review); undefined when off. */
   review?: Reviewer;
+  /** Replaces secrets in the agent's output and in what the source records and ralph commits. */
+  redactor?: Redactor;
 }
 
 export interface IterationOutput {
@@ -83,6 +86,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
       reclaim: async () => source.claim?.(task, info),
       usageWait: ctx.usageWait,
       wrap: ctx.wrap,
+      redactor: ctx.redactor,
     },
     info.iteration,
     prompt,
@@ -142,7 +146,10 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
   const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review };
-  const landed = await workspace.land({ task, info, result, head: changes.head });
+  // What the source records (progress entries, history) and the commit messages hold no secret: gate
+  // output and the agent's text may quote one. (deep() returns the same objects when nothing changed.)
+  const clean = <T>(value: T): T => (ctx.redactor ? ctx.redactor.deep(value) : value);
+  const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head });
   record.commit = landed.commit;
   if (landed.kept) record.kept = landed.kept;
   if (landed.conflict) {

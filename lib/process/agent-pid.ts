@@ -3,6 +3,7 @@
 // the next run reads these files after taking the lock and ends those groups first.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../private-files.ts';
 import { groupAlive, signalTree } from './process-tree.ts';
 
 export const AGENTS_DIR = path.join('.ralph', 'agents');
@@ -22,8 +23,8 @@ function startTime(pid: number): string | undefined {
 /** Notes the agent group just spawned (its leader's PID is the group id). */
 export function recordAgent(root: string, pgid: number): void {
   try {
-    mkdirSync(path.join(root, AGENTS_DIR), { recursive: true });
-    writeFileSync(path.join(root, AGENTS_DIR, String(pgid)), `${pgid} ${startTime(pgid) ?? '?'}\n`);
+    mkdirSync(path.join(root, AGENTS_DIR), { recursive: true, mode: PRIVATE_DIR });
+    writeFileSync(path.join(root, AGENTS_DIR, String(pgid)), `${pgid} ${startTime(pgid) ?? '?'}\n`, { mode: PRIVATE_FILE });
   } catch {
     // bookkeeping only: the run goes on without it
   }

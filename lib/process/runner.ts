@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
+import type { Redactor } from '../redact/index.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { descendants, groupAlive, processAliveNotZombie, signalTree } from './process-tree.ts';
 
@@ -28,6 +29,8 @@ export interface RunOptions {
   maxLineBytes?: number;
   /** Called with the child's PID (its process group id) once it is spawned. */
   onSpawn?: (pid: number) => void;
+  /** Secrets are replaced in both streams before they reach the logs, the lines and the stderr tail. */
+  redactor?: Redactor;
 }
 
 export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'spawn_error';
@@ -69,23 +72,41 @@ async function reap(pgid: number, known: readonly number[], graceMs: number): Pr
 const LOG_BUFFER_BYTES = 1024 * 1024;
 
 function openLog(file: string | undefined): WriteStream | undefined {
-  return file ? createWriteStream(file, { flags: 'a', highWaterMark: LOG_BUFFER_BYTES }) : undefined;
+  return file ? createWriteStream(file, { flags: 'a', mode: 0o600, highWaterMark: LOG_BUFFER_BYTES }) : undefined;
 }
+
+type Redaction = { push(chunk: Buffer): Buffer; end(): Buffer };
+const PASS: Redaction = { push: (chunk) => chunk, end: () => Buffer.alloc(0) };
 
 function closeLog(stream: WriteStream | undefined): Promise<void> {
   return new Promise((resolve) => (stream ? stream.end(resolve) : resolve()));
 }
 
-/** Pipes a child stream to its log with backpressure, splitting it into lines on the way. */
-function pump(source: Readable, log: WriteStream | undefined, splitter: LineSplitter, onData: (chunk: Buffer) => void): void {
+/**
+ * Pipes a child stream to its log with backpressure, splitting it into lines on the way. The redaction
+ * sits first: the log, the lines and `onData` only ever see redacted bytes.
+ */
+function pump(source: Readable, log: WriteStream | undefined, splitter: LineSplitter, redaction: Redaction, onData: (raw: number, clean: Buffer) => void): void {
   source.on('data', (chunk: Buffer) => {
-    onData(chunk);
-    if (log && !log.write(chunk)) {
+    const clean = redaction.push(chunk);
+    onData(chunk.length, clean);
+    if (clean.length === 0) return;
+    if (log && !log.write(clean)) {
       source.pause();
       log.once('drain', () => source.resume());
     }
-    splitter.push(chunk);
+    splitter.push(clean);
   });
+}
+
+/** What a redaction held back at the end of the stream, written and split like the rest. */
+function flush(log: WriteStream | undefined, splitter: LineSplitter, redaction: Redaction): Buffer {
+  const rest = redaction.end();
+  if (rest.length > 0) {
+    log?.write(rest);
+    splitter.push(rest);
+  }
+  return rest;
 }
 
 /**
@@ -131,6 +152,11 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     };
     const outLines = new LineSplitter(emit('stdout'), options.maxLineBytes);
     const errLines = new LineSplitter(emit('stderr'), options.maxLineBytes);
+    const outRedaction = options.redactor?.stream() ?? PASS;
+    const errRedaction = options.redactor?.stream() ?? PASS;
+    const addStderr = (clean: Buffer): void => {
+      stderrTail = (stderrTail + clean.toString('utf8')).slice(-STDERR_TAIL);
+    };
 
     let idleTimer: NodeJS.Timeout | undefined;
     // Called for every chunk of output: refresh() re-arms the same timer instead of making a new one.
@@ -163,6 +189,8 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
       if (pgid !== undefined) await reap(pgid, known, options.graceMs);
       for (const timer of timers) clearTimeout(timer);
       if (pgid !== undefined) active.delete(pgid);
+      flush(stdoutLog, outLines, outRedaction);
+      addStderr(flush(stderrLog, errLines, errRedaction));
       outLines.end();
       errLines.end();
       await Promise.all([closeLog(stdoutLog), closeLog(stderrLog)]);
@@ -187,12 +215,12 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     child.on('error', (error) => {
       void finish(null, null, error.message);
     });
-    pump(child.stdout!, stdoutLog, outLines, (chunk) => {
-      stdoutBytes += chunk.length;
+    pump(child.stdout!, stdoutLog, outLines, outRedaction, (raw) => {
+      stdoutBytes += raw;
       armIdle();
     });
-    pump(child.stderr!, stderrLog, errLines, (chunk) => {
-      stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+    pump(child.stderr!, stderrLog, errLines, errRedaction, (_raw, clean) => {
+      addStderr(clean);
       armIdle();
     });
     if (child.stdin) {

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentEvent } from '../agents/types.ts';
 import type { EventSink, RunEvent } from '../events.ts';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../private-files.ts';
 
 export const EVENTS_FILE = path.join('.ralph', 'events.jsonl');
 /** Agent text kept per field: the raw stream is in the iteration log; this log stays small enough to grep. */
@@ -41,8 +42,8 @@ export class EventLogSink implements EventSink {
   emit(event: RunEvent, at: number): void {
     if (event.type === 'session_start') this.session = event.sessionId;
     if (this.fd === undefined) {
-      mkdirSync(path.dirname(this.file), { recursive: true });
-      this.fd = openSync(this.file, 'a');
+      mkdirSync(path.dirname(this.file), { recursive: true, mode: PRIVATE_DIR });
+      this.fd = openSync(this.file, 'a', PRIVATE_FILE);
     }
     // One write per line on an O_APPEND descriptor: lines stay whole and land even if ralph is killed later.
     writeSync(this.fd, eventLine(event, at, this.session));

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { EventSink, RunEvent } from '../events.ts';
 import { writeFileAtomic } from '../fs-atomic.ts';
+import { PRIVATE_FILE } from '../private-files.ts';
 import { RunTracker, type RunStatusFile } from './state.ts';
 
 export const STATUS_FILE = path.join('.ralph', 'status.json');
@@ -79,6 +80,6 @@ export class StatusFileSink implements EventSink {
     this.pending = undefined;
     this.dirty = false;
     this.lastWriteAt = at;
-    writeFileAtomic(this.file, `${JSON.stringify(status, null, 2)}\n`, { durable: false });
+    writeFileAtomic(this.file, `${JSON.stringify(status, null, 2)}\n`, { durable: false, mode: PRIVATE_FILE });
   }
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { RalphError } from '../errors.ts';
 import type { RunSummary } from '../events.ts';
 import { writeFileAtomic } from '../fs-atomic.ts';
+import { PRIVATE_FILE } from '../private-files.ts';
 import { renderHtmlReport } from './html.ts';
 import { renderMarkdownReport } from './markdown.ts';
 
@@ -22,14 +23,14 @@ export const reportsDir = (root: string): string => path.join(root, '.ralph', 'r
 export function renderReports(root: string, summary: RunSummary): ReportPaths {
   const base = path.join(reportsDir(root), summary.sessionId);
   const paths = { markdown: `${base}.md`, html: `${base}.html` };
-  writeFileAtomic(paths.markdown, renderMarkdownReport(summary));
-  writeFileAtomic(paths.html, renderHtmlReport(summary));
+  writeFileAtomic(paths.markdown, renderMarkdownReport(summary), { mode: PRIVATE_FILE });
+  writeFileAtomic(paths.html, renderHtmlReport(summary), { mode: PRIVATE_FILE });
   return paths;
 }
 
 /** Saves the summary as .ralph/sessions/<id>.json (what `ralph report` reads), then writes both reports. */
 export function writeReports(root: string, summary: RunSummary): ReportPaths {
-  writeFileAtomic(path.join(sessionsDir(root), `${summary.sessionId}.json`), `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileAtomic(path.join(sessionsDir(root), `${summary.sessionId}.json`), `${JSON.stringify(summary, null, 2)}\n`, { mode: PRIVATE_FILE });
   return renderReports(root, summary);
 }
 

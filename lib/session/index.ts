@@ -1,6 +1,6 @@
 // A session: everything one `ralph run` does around its loop. It owns the lock, recovery of an interrupted
 // run, the state sinks, the summary and the report; the loop (./loop.ts) owns the iterations.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stopOrphanedAgent } from '../process/agent-pid.ts';
 import { onForcedExit } from '../process/cleanup.ts';
@@ -15,6 +15,8 @@ import { killActiveNow } from '../process/runner.ts';
 import type { Task } from '../sources/types.ts';
 import { createView } from '../view/live.ts';
 import { printError } from '../view/print-error.ts';
+import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
+import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { runLoop } from './loop.ts';
 import { Worktrees } from './worktrees.ts';
@@ -22,9 +24,16 @@ import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
-export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortSignal): Promise<number> {
+export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: AbortSignal): Promise<number> {
+  // Until the configuration is read, redact with the defaults; --no-redact and redactEnv apply from then on.
+  let redactor = new Redactor({ env: callerDeps.env });
+  const deps: Deps = {
+    ...callerDeps,
+    stdout: redactingOutput(callerDeps.stdout, () => redactor),
+    stderr: redactingOutput(callerDeps.stderr, () => redactor),
+  };
   const startedAt = deps.now();
-  const bus = new EventBus(() => deps.now());
+  const bus = new EventBus(() => deps.now(), () => redactor);
   const flags = parsed.flags;
   const view = createView({ out: deps.stderr, env: deps.env, quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true, now: () => deps.now() });
   bus.add(view);
@@ -66,6 +75,7 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
   try {
     prepared = await prepare(parsed, deps, warn);
     json = prepared.config.json;
+    redactor = new Redactor({ env: deps.env, enabled: prepared.config.extra.get('redact') !== false, names: prepared.config.extra.get('redact-env') as string[] | undefined });
     const { config, source, root } = prepared;
     if (config.dryRun) {
       const lockState = inspectLock(root, deps.now());
@@ -86,6 +96,7 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
       onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
     });
     const held = lock;
+    ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
@@ -100,9 +111,9 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
       // Worktrees a killed parallel run left: unmerged work to kept branches, the rest removed.
       for (const message of await new Worktrees(root).sweep(sessionId, source.workers.stateFiles())) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);
-      mkdirSync(logDir, { recursive: true });
+      ensurePrivateDir(logDir);
       // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
-      writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n');
+      writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n', { mode: PRIVATE_FILE });
       bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir });
       const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
       const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
@@ -111,7 +122,7 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
         usageWait: createUsageWait(deps, bus),
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace }) : undefined,
         commit: commitOn && config.parallel === 1
-          ? (task: Task, iteration: number) => git.commitAll(`ralph: ${task.id} ${task.title}`, { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id })
+          ? (task: Task, iteration: number) => git.commitAll(redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) })
           : undefined,
         root,
         config,
@@ -128,6 +139,7 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
         records,
         breaker: prepared.breaker,
         review: prepared.review,
+        redactor,
       });
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd });
       finished = true;
@@ -151,6 +163,8 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
     // Normally the lock goes after the final state is on disk (below); an unexpected error must not keep it.
     if (!finished) await lock?.release();
   }
+  // The summary feeds the session record, both reports, --json and the on-exit hook: redacted once here.
+  summary = redactor.deep(summary);
   let report = '';
   if (lock && prepared) {
     try {
@@ -167,7 +181,8 @@ export async function runSession(parsed: CommandLine, deps: Deps, signal: AbortS
   if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
   if (onExit) {
-    await (await import('../hooks.ts')).runOnExitHook(onExit, { RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId }, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
+    const variables = redactor.deep({ RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId });
+    await (await import('../hooks.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
   }
   return summary.exitCode;
 }

@@ -15,6 +15,7 @@ import { runIteration, type IterationOutput } from '../iteration/index.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
 import { inPlaceWorkspace, type Workspace } from '../iteration/workspace.ts';
 import type { Command } from '../process/runner.ts';
+import type { Redactor } from '../redact/index.ts';
 import { ClaimLostError } from '../sources/beads-workers.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { MergeLock } from './merge.ts';
@@ -52,6 +53,8 @@ export interface LoopContext {
   breaker: BreakerLimits;
   /** The independent reviewer (--review); undefined when off. */
   review?: Reviewer;
+  /** Replaces secrets in the agent's output and in what the source records. */
+  redactor?: Redactor;
 }
 
 export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;

@@ -32,9 +32,12 @@ export const answer = (text: string): string => JSON.stringify({ type: 'result',
 /** An edit that ticks a Spec Kit task the way an agent does. */
 export const tick = (id: string) => ({ file: TASKS_PATH, from: `- [ ] ${id}`, to: `- [X] ${id}` });
 
-/** A PRD agent's final answer with the `## Ralph Report` block the PRD prompt asks for. */
-export const report = (status = 'completed', learning = 'none'): string =>
-  answer(`Done.\n\n## Ralph Report\nStatus: ${status}\nSummary: worked on the story\nChanges:\n- app.txt: changed\nQuality:\n- tests: pass\nLearnings:\n- ${learning}\nCommits:\n- none\n`);
+/** The `## Ralph Report` block the PRD prompt asks for. */
+export const reportText = (status = 'completed', learning = 'none'): string =>
+  `Done.\n\n## Ralph Report\nStatus: ${status}\nSummary: worked on the story\nChanges:\n- app.txt: changed\nQuality:\n- tests: pass\nLearnings:\n- ${learning}\nCommits:\n- none\n`;
+
+/** A PRD agent's final answer with the `## Ralph Report` block. */
+export const report = (status = 'completed', learning = 'none'): string => answer(reportText(status, learning));
 
 export const SNARK = {
   project: 'Demo',

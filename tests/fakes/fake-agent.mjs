@@ -20,7 +20,10 @@
 //     at most) before going on: a barrier that holds agents of several workers until all have started
 //   awaitContent: [{ file, includes }] waits (30 s at most) until each absolute file contains the text
 //   bytes/lineBytes: flood stdout with that many bytes of assistant events of about lineBytes each
-import { appendFileSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+//   chunks: [{ text, stream: "stdout"|"stderr", waitForLog }] raw writes after the lines, in order, no newline
+//           added; waitForLog first waits until ralph's iteration log (.ralph/logs/*/iteration-*) holds that
+//           text, so the chunk before it was surely read on its own (a secret split across two reads)
+import { appendFileSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -140,6 +143,30 @@ if (step.bytes) {
   const line = JSON.stringify({ type: 'assistant', message: { content: [{ type: 'text', text }] } }) + '\n';
   for (let sent = 0; sent < step.bytes; sent += line.length) await write(line);
   await write(readFileSync(path.join(recordings, 'claude-ok.jsonl'), 'utf8').split('\n').at(-2) + '\n');
+}
+function logsHold(text) {
+  const logs = path.resolve('.ralph', 'logs');
+  if (!existsSync(logs)) return false;
+  for (const session of readdirSync(logs)) {
+    for (const file of readdirSync(path.join(logs, session))) {
+      if (file.startsWith('iteration-') && readFileSync(path.join(logs, session, file), 'latin1').includes(text)) return true;
+    }
+  }
+  return false;
+}
+for (const chunk of step.chunks ?? []) {
+  if (chunk.waitForLog) {
+    const deadline = Date.now() + 20_000;
+    while (!logsHold(chunk.waitForLog)) {
+      if (Date.now() > deadline) {
+        process.stderr.write(`fake-agent: the log never showed ${chunk.waitForLog}\n`);
+        process.exit(98);
+      }
+      await sleep(20);
+    }
+  }
+  if (chunk.stream === 'stderr') await new Promise((resolve) => process.stderr.write(chunk.text, resolve));
+  else await write(chunk.text);
 }
 if (step.stderr) process.stderr.write(step.stderr.endsWith('\n') ? step.stderr : step.stderr + '\n');
 if (step.hang) {
