@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Config } from './config.ts';
 import { abortError } from './errors.ts';
 import { descendants, groupAlive, signalTree } from './process/process-tree.ts';
+import type { Command } from './process/runner.ts';
 
 /** One gate to run: a short name for reports and the shell command. */
 export interface GateCommand {
@@ -35,6 +36,8 @@ export interface RunGatesOptions {
   /** Time between SIGTERM and SIGKILL for a gate's process group. */
   graceMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Wraps each gate's command (the run's sandbox): gates run where the agent ran, with the same limits. */
+  wrap?: (command: Command) => Command;
 }
 
 export const OUTPUT_TAIL_BYTES = 4096;
@@ -158,10 +161,17 @@ function runGate(gate: GateCommand, options: RunGatesOptions): Promise<GateResul
   const graceMs = options.graceMs ?? 5_000;
   const tail = new Tail(OUTPUT_TAIL_BYTES);
   return new Promise((resolve) => {
-    const child = spawn(gate.command, {
+    // The user's shell text, run by /bin/sh -c as `shell: true` would, but as data a sandbox can wrap.
+    const shell: Command = { bin: '/bin/sh', args: ['-c', gate.command] };
+    const command = options.wrap ? options.wrap(shell) : shell;
+    const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
+    for (const [key, value] of Object.entries(command.env ?? {})) {
+      if (value === undefined) delete env[key];
+      else env[key] = value;
+    }
+    const child = spawn(command.bin, command.args, {
       cwd: options.cwd,
-      env: options.env ?? process.env,
-      shell: true,
+      env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -23,10 +23,17 @@ export const amp: Agent = {
     // `-x` with no message reads the prompt from stdin, which is then closed.
     const args = ['-x', '--dangerously-allow-all', '--stream-json'];
     if (request.model) args.push('-m', request.model);
-    args.push(...request.extraArgs);
+    args.push(...(request.isolationArgs ?? []), ...request.extraArgs);
     return { bin: 'amp', args, stdin: request.prompt, env: { ...NESTED_SESSION_ENV } };
   },
   parseLine: parseAmpLine,
+  isolation: {
+    args: [],
+    emptySettingsFlag: '--settings-file',
+    covers: 'the user settings file (~/.config/amp/settings.json: MCP servers, permissions, tool settings), swapped for an empty one; the login (AMP_API_KEY or ~/.local/share/amp) still works',
+    leaves: "nothing known beyond the workspace's own .amp/settings.json, which applies as it should (not verified against the real CLI)",
+  },
+  state: { paths: ['.config/amp', '.local/share/amp', '.cache/amp'] },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     // Without AMP_API_KEY amp prints a login URL and waits for a code, whatever its exit.
     if (LOGIN_PROMPT.test([...transcript.otherText, process.stderrTail].join('\n'))) {

@@ -77,11 +77,18 @@ export const claude: Agent = {
     const args = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
     if (request.model) args.push('--model', request.model);
     if (request.profile) args.push('--agent', request.profile);
-    args.push(...request.extraArgs);
+    args.push(...(request.isolationArgs ?? []), ...request.extraArgs);
     // The prompt goes on stdin (closed after writing): no argv size limit, nothing for a shell to see.
     return { bin: 'claude', args, stdin: request.prompt, env: { ...NESTED_SESSION_ENV } };
   },
   parseLine: parseClaudeLine,
+  isolation: {
+    args: ['--setting-sources', 'project,local', '--strict-mcp-config'],
+    keepProjectFile: { file: '.mcp.json', flag: '--mcp-config' },
+    covers: "user settings (~/.claude/settings.json: hooks, enabled plugins, permissions, env) and every MCP server but the project's .mcp.json (user- and local-scope servers in ~/.claude.json)",
+    leaves: 'user memory (~/.claude/CLAUDE.md), user subagents and commands in ~/.claude/ (not verified against the real CLI)',
+  },
+  state: { paths: ['.claude', '.claude.json'], env: ['CLAUDE_CONFIG_DIR'] },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     // stream-json always ends with a result line; its absence means the CLI crashed or was cut off.
     if (process.exitCode === 0 && !transcript.result && transcript.errors.length === 0 && !/not logged in/i.test(transcript.otherText.join('\n'))) {

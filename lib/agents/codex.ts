@@ -90,10 +90,16 @@ export const codex: Agent = {
     // `-` reads the prompt from stdin, which is then closed: no argv limit, and codex does not wait for EOF.
     const args = ['exec', '--json', '--dangerously-bypass-approvals-and-sandbox'];
     if (request.model) args.push('-m', request.model);
-    args.push(...request.extraArgs, '-');
+    args.push(...(request.isolationArgs ?? []), ...request.extraArgs, '-');
     return { bin: 'codex', args, stdin: request.prompt, env: { ...NESTED_SESSION_ENV } };
   },
   parseLine: parseCodexLine,
+  isolation: {
+    args: ['--ignore-user-config'],
+    covers: '$CODEX_HOME/config.toml (MCP servers, profiles, notify hooks, model settings); the login in auth.json still works',
+    leaves: 'global instructions in $CODEX_HOME/AGENTS.md',
+  },
+  state: { paths: ['.codex'], env: ['CODEX_HOME'] },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     if (process.exitCode !== 0 && /incorrect api key|invalid_api_key|401 unauthorized/i.test(failureText(transcript, process.stderrTail))) {
       return { kind: 'fatal', reason: 'codex could not authenticate (401)', hint: 'run `codex login` or set OPENAI_API_KEY, then start ralph again' };

@@ -71,10 +71,17 @@ export const copilot: Agent = {
     args.push(ALLOW_FLAG, '--output-format', 'json');
     if (request.model) args.push('--model', request.model);
     if (request.profile) args.push('--agent', request.profile);
-    args.push(...request.extraArgs);
+    args.push(...(request.isolationArgs ?? []), ...request.extraArgs);
     return { bin: 'copilot', args, stdin: inArgv ? undefined : request.prompt, env: { ...NESTED_SESSION_ENV } };
   },
   parseLine: parseCopilotLine,
+  isolation: {
+    args: ['--disable-builtin-mcps'],
+    disableUserServers: { dir: '.copilot', dirEnv: 'COPILOT_HOME', file: 'mcp-config.json', flag: '--disable-mcp-server' },
+    covers: "the built-in GitHub MCP server and each MCP server of the user's mcp-config.json (one --disable-mcp-server each: there is no switch for all)",
+    leaves: 'user-level hooks, installed plugins and custom instructions in ~/.copilot (only a separate COPILOT_HOME drops them, and it drops the login too)',
+  },
+  state: { paths: ['.copilot'], env: ['COPILOT_HOME'] },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     // Copilot exits 0 when it refused a tool; ralph always passes --allow-all-tools, so a denial is retried.
     if (process.exitCode === 0) return deniedTool('copilot', ALLOW_FLAG, transcript) ?? endedWithoutResult(transcript, process);

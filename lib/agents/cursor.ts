@@ -39,10 +39,12 @@ export const cursor: Agent = {
     const args = ['-p', '--force', '--trust', '--output-format', 'stream-json'];
     if (request.model) args.push('--model', request.model);
     if (inArgv) args.push(request.prompt);
-    args.push(...request.extraArgs);
+    args.push(...(request.isolationArgs ?? []), ...request.extraArgs);
     return { bin: 'agent', args, stdin: inArgv ? undefined : request.prompt, env: { ...NESTED_SESSION_ENV } };
   },
   parseLine: parseCursorLine,
+  // No isolation: the cursor agent CLI has no flag to leave out ~/.cursor/mcp.json or user rules.
+  state: { paths: ['.cursor', '.config/cursor'] },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     if (process.exitCode !== 0 && /agent login|CURSOR_API_KEY|authentication required/i.test(failureText(transcript, process.stderrTail))) {
       return { kind: 'fatal', reason: 'cursor agent is not logged in', hint: 'run `agent login` or set CURSOR_API_KEY, then start ralph again' };

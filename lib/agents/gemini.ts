@@ -69,10 +69,16 @@ export const gemini: Agent = {
     const args = inArgv ? ['-p', request.prompt] : [];
     args.push('--yolo', '--skip-trust', '-o', 'stream-json');
     if (request.model) args.push('-m', request.model);
-    args.push(...request.extraArgs);
+    args.push(...(request.isolationArgs ?? []), ...request.extraArgs);
     return { bin: 'gemini', args, stdin: inArgv ? undefined : request.prompt, env: { ...NESTED_SESSION_ENV } };
   },
   parseLine: parseGeminiLine,
+  isolation: {
+    args: ['--extensions', 'none'],
+    covers: 'every installed extension, with the MCP servers, commands and context files it brings',
+    leaves: 'MCP servers and hooks written directly in ~/.gemini/settings.json, and ~/.gemini/GEMINI.md (gemini has no switch for user settings)',
+  },
+  state: { paths: ['.gemini'] },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     const code = process.exitCode;
     if (code === null) return undefined;

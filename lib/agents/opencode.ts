@@ -85,10 +85,16 @@ export const opencode: Agent = {
     // opencode falls back to its default agent, silently, when the profile does not exist.
     if (request.profile) args.push('--agent', request.profile);
     if (inArgv) args.push(request.prompt);
-    args.push(...request.extraArgs);
+    args.push(...(request.isolationArgs ?? []), ...request.extraArgs);
     return { bin: 'opencode', args, stdin: inArgv ? undefined : request.prompt, env: { ...NESTED_SESSION_ENV } };
   },
   parseLine: parseOpencodeLine,
+  isolation: {
+    args: ['--pure'],
+    covers: 'external plugins (`opencode run --pure`)',
+    leaves: 'MCP servers, agents and instructions in ~/.config/opencode: opencode 1.18 has no switch for its global config',
+  },
+  state: { paths: ['.config/opencode', '.local/share/opencode', '.local/state/opencode', '.cache/opencode'] },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     const auth = transcript.errors.find((error) => error.errorType === 'ProviderAuthError');
     if (auth) return { kind: 'fatal', reason: `opencode could not authenticate: ${auth.message}`, hint: 'run `opencode auth login` for the provider, then start ralph again' };

@@ -31,6 +31,38 @@ export interface AgentRequest {
   profile?: string;
   extraArgs: readonly string[];
   cwd: string;
+  /** --isolate: the flags that start the CLI without the user's own hooks, plugins and MCP servers (see Isolation). */
+  isolationArgs?: readonly string[];
+}
+
+/**
+ * How a CLI starts without the user-level configuration (hooks, plugins, MCP servers) while the project's
+ * own settings still apply: the flags, and what they cover. ralph turns this data into arguments
+ * (lib/agents/isolation.ts); an adapter only decides where in its command line they go.
+ */
+export interface Isolation {
+  args: readonly string[];
+  /** A project file the flags above would drop too, handed back with `flag` when it exists (Claude's .mcp.json). */
+  keepProjectFile?: { file: string; flag: string };
+  /**
+   * The CLI has no switch for all user-level MCP servers: each one named in `file` (its `mcpServers`
+   * keys) is turned off with `flag`. The file is in `dir` under HOME, or in the folder `dirEnv` names.
+   */
+  disableUserServers?: { dir: string; dirEnv?: string; file: string; flag: string };
+  /** The user settings file is swapped for an empty one with this flag (Amp). */
+  emptySettingsFlag?: string;
+  /** What --isolate turns off for this CLI. */
+  covers: string;
+  /** What still comes from the user's own configuration. */
+  leaves: string;
+}
+
+/** Where a CLI keeps its login, settings and sessions: writable inside the sandbox. */
+export interface AgentState {
+  /** Paths relative to HOME (folders or files). */
+  paths: readonly string[];
+  /** Variables that move that state elsewhere (their value is a folder). */
+  env?: readonly string[];
 }
 
 /** How a finished run is to be treated by the loop. */
@@ -67,4 +99,8 @@ export interface Agent {
   parseLine(line: string): AgentEvent[];
   /** Agent-specific verdicts checked before the generic rules (fatal setup texts and the like). */
   classify?(transcript: Transcript, process: ProcessResult, now: number): Classification | undefined;
+  /** How --isolate keeps the user's own configuration out; undefined when the CLI has no way to. */
+  readonly isolation?: Isolation;
+  /** The CLI's own state (login, sessions), writable under --sandbox bwrap. */
+  readonly state?: AgentState;
 }

@@ -1,7 +1,10 @@
 // One agent run for one iteration: the process, its events, and what ralph does about failures
 // (backoff on transient ones, a sleep until the reset on usage limits, a stop on setup errors).
 import dayjs from 'dayjs';
+import os from 'node:os';
+import path from 'node:path';
 import { classifyRun } from '../agents/classify.ts';
+import { isolationArgs } from '../agents/isolation.ts';
 import { newTranscript, record } from '../agents/transcript.ts';
 import type { Agent, AgentRequest, Classification, Transcript } from '../agents/types.ts';
 import type { Config } from '../config.ts';
@@ -16,6 +19,9 @@ import { clearAgent, recordAgent } from '../process/agent-pid.ts';
 import type { Redactor } from '../redact/index.ts';
 
 /** What one agent run of an iteration needs to know. */
+/** Wraps an agent's command for the folder it works in (the sandbox: its writable state depends on the CLI). */
+export type CommandWrap = (command: Command, cwd: string, agent: Agent) => Command;
+
 export interface AgentRunContext {
   /** The repository root ralph's own files live in (.ralph/agents/). */
   root: string;
@@ -35,8 +41,8 @@ export interface AgentRunContext {
   reclaim?: () => Promise<void>;
   /** The session's usage-limit wait, shared by every worker: one wait pauses them all. */
   usageWait: UsageWait;
-  /** Wraps the agent's command (a sandbox); identity when absent. */
-  wrap?: (command: Command) => Command;
+  /** Wraps the agent's command for the folder it works in (a sandbox); identity when absent. */
+  wrap?: CommandWrap;
   /** Model, profile and extra arguments instead of the worker's (a reviewer runs another CLI). */
   request?: Pick<AgentRequest, 'model' | 'profile' | 'extraArgs'>;
   /** Judges a run that ended well: a reason makes it a transient failure, retried like any other (a reviewer without a verdict). */
@@ -66,9 +72,12 @@ export function usageWaitMs(resetAt: number, now: number): number {
 /** Runs the agent once for an iteration, retrying transient failures and sleeping through usage limits. */
 export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: string): Promise<AgentRun> {
   const { config, deps, agent, bus } = ctx;
-  const request: AgentRequest = { prompt, ...(ctx.request ?? { model: config.model, profile: ctx.profile, extraArgs: config.extraArgs }), cwd: ctx.cwd };
+  const isolate = config.extra.get('isolate') === true;
+  const isolation = isolate ? isolationArgs(agent, { cwd: ctx.cwd, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(ctx.root, '.ralph', 'isolation') }) : undefined;
+  const request: AgentRequest = { prompt, ...(ctx.request ?? { model: config.model, profile: ctx.profile, extraArgs: config.extraArgs }), cwd: ctx.cwd, isolationArgs: isolation };
   const base = agent.command(request);
-  const command = (ctx.wrap ?? ((same: Command) => same))({ ...base, env: { ...base.env, ...ctx.env } });
+  const full = { ...base, env: { ...base.env, ...ctx.env } };
+  const command = ctx.wrap ? ctx.wrap(full, ctx.cwd, agent) : full;
   let waits = 0;
   let lastWaitReason = '';
   let costUsd = 0;

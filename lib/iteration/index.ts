@@ -12,7 +12,7 @@ import type { GateResult } from '../gates.ts';
 import type { Command } from '../process/runner.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
-import { runAgent, type AgentRun } from './agent-run.ts';
+import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';
 import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
 import { rejectionReason, reviewIteration, type Reviewer } from './review.ts';
@@ -32,8 +32,8 @@ export interface IterationContext {
   signal: AbortSignal;
   logDir: string;
   usageWait: UsageWait;
-  /** Wraps the agent's command (a sandbox). */
-  wrap?: (command: Command) => Command;
+  /** Wraps the agent's command for the folder it works in (a sandbox). */
+  wrap?: CommandWrap;
   /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** The independent reviewer (--review); undefined when off. */

@@ -70,6 +70,7 @@ export async function reviewIteration(ctx: IterationContext, reviewer: Reviewer,
       env: { ...ctx.source.agentEnv?.(), ...workspace.env() },
       usageWait: ctx.usageWait,
       wrap: ctx.wrap,
+      redactor: ctx.redactor,
       check: (transcript) => {
         const verdict = parseVerdict(finalAnswer(transcript));
         return verdict.kind === 'none' ? `no verdict: ${verdict.why}` : undefined;

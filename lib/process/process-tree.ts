@@ -1,14 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Every live process below `rootPid` (Linux /proc; an empty list elsewhere). */
-export function descendants(rootPid: number): number[] {
+/** Parent and process group of every process (Linux /proc; empty elsewhere). */
+function processTable(): { children: Map<number, number[]>; groups: Map<number, number[]> } {
+  const children = new Map<number, number[]>();
+  const groups = new Map<number, number[]>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return [];
+    return { children, groups };
   }
-  const children = new Map<number, number[]>();
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -19,13 +20,18 @@ export function descendants(rootPid: number): number[] {
     }
     // The command name may hold spaces and parentheses: fields resume after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ppid = Number(fields[1]);
-    const list = children.get(ppid) ?? [];
-    list.push(Number(entry));
-    children.set(ppid, list);
+    for (const [map, key] of [[children, Number(fields[1])], [groups, Number(fields[2])]] as const) {
+      const list = map.get(key) ?? [];
+      list.push(Number(entry));
+      map.set(key, list);
+    }
   }
+  return { children, groups };
+}
+
+function below(children: Map<number, number[]>, roots: readonly number[]): number[] {
   const found: number[] = [];
-  const queue = [rootPid];
+  const queue = [...roots];
   while (queue.length > 0) {
     for (const child of children.get(queue.shift()!) ?? []) {
       found.push(child);
@@ -33,6 +39,22 @@ export function descendants(rootPid: number): number[] {
     }
   }
   return found;
+}
+
+/** Every live process below `rootPid` (Linux /proc; an empty list elsewhere). */
+export function descendants(rootPid: number): number[] {
+  return below(processTable().children, [rootPid]);
+}
+
+/**
+ * Every process of the group and everything below any of them. Once the leader is gone its children are
+ * no longer below it, but still below the group members that remain: a sandbox's init (bwrap as PID 1 of
+ * its namespace) outlives bwrap itself and keeps the agent's escaped processes as children.
+ */
+export function groupTree(pgid: number): number[] {
+  const { children, groups } = processTable();
+  const members = groups.get(pgid) ?? [];
+  return [...new Set([...members, ...below(children, [pgid, ...members])])];
 }
 
 export function processAlive(pid: number): boolean {

@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Redactor } from '../redact/index.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { descendants, groupAlive, processAliveNotZombie, signalTree } from './process-tree.ts';
+import { groupAlive, groupTree, processAliveNotZombie, signalTree } from './process-tree.ts';
 
 /** An external command described as data; never a shell string. */
 export interface Command {
@@ -52,7 +52,7 @@ const active = new Map<number, number[]>();
 
 /** Last resort for the entry point: SIGKILL every agent group still running, synchronously. */
 export function killActiveNow(): void {
-  for (const [pgid, known] of active) signalTree(pgid, [...known, ...descendants(pgid)], 'SIGKILL');
+  for (const [pgid, known] of active) signalTree(pgid, [...known, ...groupTree(pgid)], 'SIGKILL');
 }
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -167,15 +167,17 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     };
 
     let terminating = false;
+    let killAt = 0;
     const terminate = (why: EndReason): void => {
       if (terminating || pgid === undefined) return;
       terminating = true;
+      killAt = Date.now() + options.graceMs;
       if (reason === 'exit') reason = why;
-      known.push(...descendants(pgid));
+      known.push(...groupTree(pgid));
       signalTree(pgid, known, 'SIGTERM');
       timers.push(
         setTimeout(() => {
-          signalTree(pgid, [...known, ...descendants(pgid)], 'SIGKILL');
+          signalTree(pgid, [...known, ...groupTree(pgid)], 'SIGKILL');
         }, options.graceMs),
       );
     };
@@ -233,14 +235,17 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     child.on('exit', (code, signal) => {
       exitInfo = { code, signal };
-      if (pgid !== undefined) known.push(...descendants(pgid));
-      // Pipes held open by a leftover grandchild must not keep ralph waiting for 'close'.
+      if (pgid !== undefined) known.push(...groupTree(pgid));
+      // Pipes held open by a leftover grandchild must not keep ralph waiting for 'close'. While the group
+      // is being stopped, though, the leader may go first (bwrap dies at SIGTERM while the agent inside
+      // still ends cleanly): its last output is read until the SIGKILL, so the log stays whole.
+      const wait = terminating ? Math.max(1000, killAt - Date.now() + 1000) : 1000;
       timers.push(
         setTimeout(() => {
           child.stdout?.destroy();
           child.stderr?.destroy();
           void finish(code, signal);
-        }, 1000),
+        }, wait),
       );
     });
     child.on('close', () => {

@@ -13,6 +13,8 @@ import { createUsageWait } from '../iteration/usage-wait.ts';
 import { acquireLock, inspectLock, type HeldLock } from '../lock.ts';
 import { killActiveNow } from '../process/runner.ts';
 import type { Task } from '../sources/types.ts';
+import type { Command } from '../process/runner.ts';
+import type { Agent } from '../agents/types.ts';
 import { createView } from '../view/live.ts';
 import { printError } from '../view/print-error.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
@@ -116,11 +118,19 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n', { mode: PRIVATE_FILE });
       bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir });
       const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
+      const sandbox = prepared.sandbox;
+      const workerAgent = prepared.agent;
+      // The gates get the worker's sandbox; a reviewer's run gets its own CLI's state.
+      const wrap = sandbox ? (command: Command, cwd: string, agent: Agent = workerAgent) => sandbox.wrap(command, cwd, agent) : undefined;
+      if (config.extra.get('isolate') === true && !prepared.agent.isolation) {
+        warn(`--isolate: the ${prepared.agent.name} CLI has no way to start without the user's own configuration; it runs as usual`);
+      }
       const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
       const git = prepared.git;
       const result = await runLoop({
         usageWait: createUsageWait(deps, bus),
-        gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace }) : undefined,
+        // The gates run in the same sandbox as the agent, in the folder it worked in.
+        gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
         commit: commitOn && config.parallel === 1
           ? (task: Task, iteration: number) => git.commitAll(redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) })
           : undefined,
@@ -140,6 +150,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
         breaker: prepared.breaker,
         review: prepared.review,
         redactor,
+        wrap,
       });
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd });
       finished = true;

@@ -16,6 +16,7 @@ import type { UsageWait } from '../iteration/usage-wait.ts';
 import { inPlaceWorkspace, type Workspace } from '../iteration/workspace.ts';
 import type { Command } from '../process/runner.ts';
 import type { Redactor } from '../redact/index.ts';
+import type { CommandWrap } from '../iteration/agent-run.ts';
 import { ClaimLostError } from '../sources/beads-workers.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { MergeLock } from './merge.ts';
@@ -41,8 +42,6 @@ export interface LoopContext {
   logDir: string;
   maxIterations: number;
   usageWait: UsageWait;
-  /** Wraps the agent's command (a sandbox). */
-  wrap?: (command: Command) => Command;
   /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** Commits a passing iteration's work in the repository (commit policy on, one worker). */
@@ -55,6 +54,8 @@ export interface LoopContext {
   review?: Reviewer;
   /** Replaces secrets in the agent's output and in what the source records. */
   redactor?: Redactor;
+  /** Wraps the agent's command for the folder it works in (--sandbox bwrap). */
+  wrap?: CommandWrap;
 }
 
 export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;

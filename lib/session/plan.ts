@@ -1,3 +1,6 @@
+import os from 'node:os';
+import path from 'node:path';
+import { isolationArgs } from '../agents/isolation.ts';
 import type { Deps } from '../deps.ts';
 import type { LockState } from '../lock.ts';
 import type { Prepared } from './prepare.ts';
@@ -44,8 +47,18 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       problems.push((error as Error).message);
     }
   }
-  const command = agent.command({ prompt: prompt ?? '', model: config.model, profile: prepared.profile, extraArgs: config.extraArgs, cwd: root });
+  const isolate = config.extra.get('isolate') === true;
+  const isolation = isolate ? isolationArgs(agent, { cwd: root, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(root, '.ralph', 'isolation'), write: false }) : undefined;
+  const bare = agent.command({ prompt: prompt ?? '', model: config.model, profile: prepared.profile, extraArgs: config.extraArgs, cwd: root, isolationArgs: isolation });
+  const command = prepared.sandbox ? prepared.sandbox.wrap(bare, root) : bare;
   out.push(`agent: ${[command.bin, ...command.args].map(quoteForDisplay).join(' ')}${command.stdin !== undefined ? ' < prompt on stdin' : ''}`);
+  if (isolate) {
+    out.push(agent.isolation ? `isolation: off for ${agent.name}: ${agent.isolation.covers}; still from the user's configuration: ${agent.isolation.leaves}` : `isolation: the ${agent.name} CLI has none; it runs with the user's own configuration`);
+  }
+  if (prepared.sandbox) {
+    const plan = prepared.sandbox.plan(root);
+    out.push(`sandbox: bwrap, network ${plan.network ? 'on' : 'off'}; writable: ${[...plan.writable, ...plan.writableAfter, '/tmp (private)'].join(', ')}; hidden: ${plan.hidden.map((item) => item.path).join(', ') || 'nothing found to hide'}`);
+  }
   if (prompt !== undefined) out.push(`prompt (${prompt.length} chars):`, ...prompt.split('\n').map((line) => `  | ${line}`));
   out.push(`limits: ${prepared.maxIterations} iterations, ${config.retries} attempts each, backoff ${config.retryDelay}ms..${config.retryMaxDelay}ms`);
   out.push(`no-progress breaker: ${describeBreaker(prepared.breaker)}`);

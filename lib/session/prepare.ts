@@ -10,6 +10,9 @@ import type { TaskSource } from '../sources/types.ts';
 import { findOnPath } from '../process/which.ts';
 import { parseReviewSpec, type Reviewer } from '../iteration/review.ts';
 import { DEFAULT_BREAKER, type BreakerLimits } from './breaker.ts';
+import { kindOf, Sandbox, sandboxProblems, sandboxSettings, type SandboxSettings } from '../sandbox/index.ts';
+import os from 'node:os';
+import path from 'node:path';
 
 export interface Prepared {
   root: string;
@@ -26,6 +29,8 @@ export interface Prepared {
   review?: Reviewer;
   /** The no-progress breaker's limits. */
   breaker: BreakerLimits;
+  /** --sandbox bwrap, once every check of it passed. */
+  sandbox?: Sandbox;
 }
 
 /** What the command line gave: option values by name and the arguments after `--`. */
@@ -74,7 +79,9 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const review = resolveReviewer(config, deps.env, problems);
   const limit = (name: string, fallback: number): number => (config.extra.get(name) as number | undefined) ?? fallback;
   const breaker = { noProgress: limit('max-no-progress', DEFAULT_BREAKER.noProgress), taskIterations: limit('max-task-iterations', DEFAULT_BREAKER.taskIterations) };
-  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker };
+  const settings = sandboxSettings(config);
+  const sandbox = settings ? await prepareSandbox(settings, { root, agent, deps, problems }) : undefined;
+  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox };
 }
 
 /** The reviewer --review names, its CLI checked like the worker's; problems are added to `problems`. */
@@ -99,4 +106,26 @@ async function parallelProblems(git: Git, parallel: number): Promise<string[]> {
   if (!(await git.branch())) problems.push(`--parallel ${parallel} merges the workers' commits into the current branch, but HEAD is detached: check out the feature branch`);
   if (!(await git.head())) problems.push(`--parallel ${parallel} starts the workers from the last commit, but the repository has none: commit first`);
   return problems;
+}
+
+/** Checks --sandbox bwrap (Linux, bwrap installed and able to run here, configured paths) and builds it. */
+async function prepareSandbox(settings: SandboxSettings, context: { root: string; agent: Agent; deps: Deps; problems: string[] }): Promise<Sandbox | undefined> {
+  const { root, agent, deps } = context;
+  const home = deps.env.HOME ?? os.homedir();
+  const issues = sandboxProblems(settings, { platform: process.platform, env: deps.env, home, root, kindOf });
+  const bwrap = findOnPath('bwrap', deps.env);
+  if (issues.length === 0 && bwrap) {
+    // bwrap can be installed and still unable to work: no user namespaces for this user, say.
+    const probe = ['--unshare-pid', '--cap-drop', 'ALL', ...(settings.network ? [] : ['--unshare-net']), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'];
+    const result = await deps.exec(bwrap, probe, { cwd: root, env: deps.env, timeoutMs: 15_000 });
+    if (result.exitCode !== 0) {
+      const why = (result.stderr.trim().split('\n')[0] ?? '') || `exit ${result.exitCode}`;
+      issues.push(`--sandbox bwrap: bwrap cannot create a sandbox on this machine (${why}); user namespaces may be off: sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0`);
+    }
+  }
+  context.problems.push(...issues);
+  if (issues.length > 0 || !bwrap) return undefined;
+  const common = await deps.exec('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root, env: deps.env });
+  const gitCommonDir = common.exitCode === 0 && common.stdout.trim() ? path.resolve(root, common.stdout.trim()) : undefined;
+  return new Sandbox({ settings, root, home, env: deps.env, agent, gitCommonDir }, bwrap);
 }

@@ -23,7 +23,10 @@
 //   chunks: [{ text, stream: "stdout"|"stderr", waitForLog }] raw writes after the lines, in order, no newline
 //           added; waitForLog first waits until ralph's iteration log (.ralph/logs/*/iteration-*) holds that
 //           text, so the chunk before it was surely read on its own (a secret split across two reads)
-import { appendFileSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+//   probe: { write: [path…], read: [path…], report: "file" } tries to write (creating folders) and to read
+//          each path, and writes { "write:<path>": "ok" | error code, "read:<path>": "ok:<text>" | code } as
+//          JSON to report (relative to cwd): what a sandbox let the agent do
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,6 +100,26 @@ for (const change of step.edit ?? []) {
   writeFileSync(file, text.replace(change.from, change.to));
 }
 for (const [file, content] of Object.entries(step.write ?? {})) writeFileSync(path.resolve(file), content);
+if (step.probe) {
+  const seen = {};
+  for (const file of step.probe.write ?? []) {
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      appendFileSync(file, 'written by the agent\n');
+      seen[`write:${file}`] = 'ok';
+    } catch (error) {
+      seen[`write:${file}`] = error.code ?? String(error);
+    }
+  }
+  for (const file of step.probe.read ?? []) {
+    try {
+      seen[`read:${file}`] = `ok:${readFileSync(file, 'utf8')}`;
+    } catch (error) {
+      seen[`read:${file}`] = error.code ?? String(error);
+    }
+  }
+  writeFileSync(path.resolve(step.probe.report), JSON.stringify(seen, null, 2));
+}
 if (step.touch) writeFileSync(step.touch, `${process.pid}\n`);
 for (const file of step.awaitFiles ?? []) {
   const until = Date.now() + 30_000;

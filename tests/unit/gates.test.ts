@@ -112,6 +112,20 @@ describe('runGates', () => {
     expect(missing).toMatchObject({ passed: false, exitCode: 127 });
   });
 
+  it('runs each gate through the wrap it is given (the sandbox), shell text and all', async () => {
+    const dir = project(undefined);
+    const wrapped: string[][] = [];
+    const [result] = await run(['echo "$GATE_WRAPPED" && exit 0'], {
+      cwd: dir,
+      wrap: (command) => {
+        wrapped.push([command.bin, ...command.args]);
+        return { bin: '/usr/bin/env', args: ['GATE_WRAPPED=yes', command.bin, ...command.args], env: { EXTRA: 'x' } };
+      },
+    });
+    expect(wrapped).toEqual([['/bin/sh', '-c', 'echo "$GATE_WRAPPED" && exit 0']]);
+    expect(result).toMatchObject({ passed: true, outputTail: 'yes\n' });
+  });
+
   it('keeps only the last ~4 KB of output', async () => {
     const [result] = await run([{ name: 'noisy', command: node('for (let i = 0; i < 2000; i++) console.log("line " + i); process.exitCode = 1') }]);
     expect(Buffer.byteLength(result!.outputTail)).toBeLessThanOrEqual(OUTPUT_TAIL_BYTES + 4);
