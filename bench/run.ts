@@ -9,13 +9,14 @@ import path from 'node:path';
 import { deadLoop } from './dead-loop.ts';
 import { flood } from './flood.ts';
 import { loopOverhead } from './loop-overhead.ts';
+import { parallel } from './parallel.ts';
 import { killRunning } from './process.ts';
 import { formatTable, ms, type Benchmark, type Row } from './report.ts';
 import { BENCH, removeSandboxes } from './sandbox.ts';
 import { scale } from './scale.ts';
 import { startup } from './startup.ts';
 
-const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop];
+const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop, parallel];
 
 function selected(argv: readonly string[]): Benchmark[] {
   const only: string[] = [];

@@ -56,6 +56,8 @@ export interface IterationRecord {
   changed?: boolean;
   /** The independent review, when one ran; costUsd and tokens above include its share. */
   review?: ReviewRecord;
+  /** Time its merge back took (several workers). */
+  mergeMs?: number;
 }
 
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';

@@ -152,6 +152,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head });
   record.commit = landed.commit;
   if (landed.kept) record.kept = landed.kept;
+  if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;
   if (landed.conflict) {
     record.outcome = 'fail';
     record.reason = landed.reason ?? `merge conflict in ${landed.conflict.join(', ')}`;

@@ -23,6 +23,8 @@ export interface Landed {
   kept?: string;
   /** Why the iteration failed after all, when landing it did not work out. */
   reason?: string;
+  /** Time spent merging back (replay, fast-forward, state commit), waiting for the merge lock excluded. */
+  mergeMs?: number;
 }
 
 export interface Workspace {

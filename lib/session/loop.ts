@@ -103,7 +103,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
 
   const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit }) : undefined;
   const worktrees = single ? undefined : new Worktrees(ctx.root);
-  const lock = new MergeLock();
+  // HEAD as the next iteration starts: read once, then carried from each iteration's end (one worker) or
+  // published by each merge (several).
+  let head = await ctx.git.head();
+  const lock = new MergeLock(head);
   const workers = new Map<number, WorkerWorkspace>();
   const workerFor = async (slot: number): Promise<WorkerWorkspace> => {
     let worker = workers.get(slot);
@@ -121,8 +124,6 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const running = new Map<number, { task: Task; ended: Promise<Ended> }>();
   const reruns: Rerun[] = [];
   let alone: (Rerun & { started: boolean }) | undefined;
-  // HEAD as the next iteration starts (one worker): read once, then carried from each iteration's end.
-  let head = await ctx.git.head();
 
   const start = (task: Task, slot: number, before: Snapshot): void => {
     const info: IterationInfo = { iteration: firstIteration + started, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };

@@ -4,9 +4,18 @@
 import type { Git } from '../git.ts';
 import { isUnder } from './worktrees.ts';
 
-/** Runs jobs one after another, in the order they asked. */
+/** Runs jobs one after another, in the order they asked; knows the feature branch's head between merges. */
 export class MergeLock {
   private tail: Promise<unknown> = Promise.resolve();
+  /**
+   * The feature branch's head as the last finished merge left it. A worker starts its next task from here
+   * without waiting for the merges queued meanwhile (a merge moves the branch more than once).
+   */
+  published: string | undefined;
+
+  constructor(head?: string) {
+    this.published = head;
+  }
 
   run<T>(job: () => Promise<T>): Promise<T> {
     const next = this.tail.then(job, job);
@@ -41,14 +50,26 @@ export async function replayOnto(tree: Git, base: string, target: string, stateF
     }
     // The state files stay as the feature branch has them: ralph records the task's state itself.
     if (stateFiles.length > 0) await tree.raw(['reset', '-q', 'HEAD', '--', ...stateFiles]);
-    if (await tree.hasStaged()) {
+    const staged = await tree.hasStaged();
+    if (staged) {
       await tree.raw(['commit', '-q', '--no-verify', '--allow-empty-message', '-C', commit]);
       replayed += 1;
     }
-    await tree.attempt(['cherry-pick', '--quit']);
-    await tree.raw(['reset', '-q', '--hard', 'HEAD']);
+    // What is left (the state files' changes, a commit with nothing else) goes before the next pick.
+    if (!staged || stateFiles.length > 0) await tree.raw(['reset', '-q', '--hard', 'HEAD']);
   }
   return { head: (await tree.head())!, commits: replayed };
+}
+
+/** `commit` cherry-picked onto `target` as it is (author, message); on a conflict the worktree goes back to `commit`. */
+export async function pickOnto(tree: Git, commit: string, target: string): Promise<Replay> {
+  await tree.raw(['reset', '-q', '--hard', target]);
+  const pick = await tree.attempt(['cherry-pick', '--allow-empty', commit]);
+  if (pick.ok) return { head: (await tree.head())!, commits: 1 };
+  const unmerged = (await tree.raw(['diff', '--name-only', '--diff-filter=U'])).split('\n').filter(Boolean);
+  await tree.attempt(['cherry-pick', '--abort']);
+  await tree.raw(['reset', '-q', '--hard', commit]);
+  return { conflict: unmerged.length > 0 ? unmerged : [firstLine(pick.output)] };
 }
 
 function firstLine(text: string): string {

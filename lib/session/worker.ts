@@ -4,7 +4,7 @@
 import type { Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { TaskSource } from '../sources/types.ts';
-import { replayOnto, type MergeLock } from './merge.ts';
+import { pickOnto, replayOnto, type MergeLock, type Replay } from './merge.ts';
 import { commitText, type Worktree, type Worktrees } from './worktrees.ts';
 
 export interface WorkerOptions {
@@ -39,23 +39,35 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   const stateFiles = (): string[] => source.workers.stateFiles();
   let currentTask = `w${tree.worker}`;
 
-  /** ralph's commit of what the agent left uncommitted, without the state files; true when it made one. */
-  const commitLeftovers = async (message: string, extra: Record<string, string>): Promise<boolean> => {
+  /** ralph's commit of what the agent left uncommitted, without the state files; the commit, if it made one. */
+  const commitLeftovers = async (message: string, extra: Record<string, string>): Promise<string | undefined> => {
     await tree.git.raw(['add', '-A']);
     const state = stateFiles();
     if (state.length > 0) await tree.git.raw(['reset', '-q', 'HEAD', '--', ...state]);
-    if (!(await tree.git.hasStaged())) return false;
+    if (!(await tree.git.hasStaged())) return undefined;
     await tree.git.raw(['commit', '-q', '--no-verify', '-m', commitText(message, extra)]);
-    return true;
+    return tree.git.head();
+  };
+
+  /**
+   * The worker's commits on the feature branch's head `target`. Fast paths: when the agent made no commit of
+   * its own, there is at most ralph's commit (which leaves the state files out): none, already on `target`,
+   * or one cherry-pick. Otherwise every commit is replayed without its state-file changes.
+   */
+  const rebase = async (target: string, own: string | undefined, agentCommitted: boolean): Promise<Replay> => {
+    if (agentCommitted) return replayOnto(tree.git, tree.base!, target, stateFiles());
+    if (!own) return { head: target, commits: 0 };
+    if (target === tree.base) return { head: own, commits: 1 };
+    return pickOnto(tree.git, own, target);
   };
 
   const keep = (iteration: number | string): Promise<string | undefined> =>
     worktrees.keep(tree, { session: options.sessionId, task: currentTask, iteration }, stateFiles());
 
-  const merge = async ({ task, info, result }: Landing, ownCommit: boolean): Promise<Landed> => {
+  const merge = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean): Promise<Landed> => {
     const target = await main.head();
     if (!target || !tree.base) throw new Error('worker has no base commit');
-    const replay = await replayOnto(tree.git, tree.base, target, stateFiles());
+    const replay = await rebase(target, own, agentCommitted);
     let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
     if (!('conflict' in replay) && replay.head !== target) {
       const forward = await main.attempt(['merge', '--ff-only', '-q', replay.head]);
@@ -72,13 +84,14 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     await source.settle?.(result, info);
     // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
     const changed = await main.changedUnder(stateFiles());
-    const amend = ownCommit && !('conflict' in replay) && replay.commits > 0;
+    const amend = own !== undefined && !('conflict' in replay) && replay.commits > 0;
     if (changed.length > 0) {
       await main.raw(['add', '-A', '--', ...changed]);
       if (amend) await main.raw(['commit', '-q', '--no-verify', '--amend', '--no-edit']);
       else await main.raw(['commit', '-q', '--no-verify', '-m', commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker))]);
     }
     const head = await main.head();
+    lock.published = head ?? target;
     const commit = head !== target ? head : undefined;
     if (commit) await source.recordCommit?.(info.iteration, commit, target);
     // The worktree follows, so nothing it holds looks unmerged if ralph is killed now.
@@ -94,21 +107,25 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     env: () => source.workers.env(tree.dir),
     snapshot: (purpose) => source.workers.snapshotAt(tree.dir, purpose),
 
-    prepare: (taskId: string) =>
-      lock.run(async () => {
-        currentTask = taskId;
-        const base = await main.head();
-        if (base) await worktrees.reset(tree, base, stateFiles());
-        return base;
-      }),
+    async prepare(taskId: string) {
+      currentTask = taskId;
+      const base = lock.published ?? (await main.head());
+      if (base) await worktrees.reset(tree, base, stateFiles());
+      return base;
+    },
 
     keepLeftovers: (label) => keep(label),
 
     async land(landing: Landing): Promise<Landed> {
       const { task, info, result } = landing;
       if (result.kind === 'pass') {
+        const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
         const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker));
-        return lock.run(() => merge(landing, own));
+        return lock.run(async () => {
+          const started = Date.now();
+          const landed = await merge(landing, own, agentCommitted);
+          return { ...landed, mergeMs: Date.now() - started };
+        });
       }
       const kept = await keep(info.iteration);
       await lock.run(async () => source.settle?.(result, info));

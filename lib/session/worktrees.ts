@@ -43,8 +43,20 @@ export class Worktrees {
     return path.join(this.root, WORKTREES_DIR, `w${worker}`);
   }
 
+  /** git's worktree bookkeeping (add, prune, remove) is not safe to run twice at once: one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private serial<T>(job: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(job, job);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
   /** A fresh worktree for `worker` on its branch at `base`. */
-  async create(worker: number, base: string): Promise<Worktree> {
+  create(worker: number, base: string): Promise<Worktree> {
+    return this.serial(() => this.add(worker, base));
+  }
+
+  private async add(worker: number, base: string): Promise<Worktree> {
     const dir = this.dirOf(worker);
     const branch = workerBranch(worker);
     if (existsSync(dir)) await this.main.attempt(['worktree', 'remove', '--force', dir]);
@@ -118,7 +130,11 @@ export class Worktrees {
   }
 
   /** Removes the worktree and its branch. */
-  async remove(tree: Worktree): Promise<void> {
+  remove(tree: Worktree): Promise<void> {
+    return this.serial(() => this.drop(tree));
+  }
+
+  private async drop(tree: Worktree): Promise<void> {
     await this.main.attempt(['worktree', 'remove', '--force', tree.dir]);
     rmSync(tree.dir, { recursive: true, force: true });
     await this.main.attempt(['worktree', 'prune']);
@@ -146,7 +162,7 @@ export class Worktrees {
         messages.push(`could not keep the work left in ${dir}: ${(error as Error).message}; the worktree is left in place`);
         continue;
       }
-      await this.remove(tree);
+      await this.drop(tree);
       messages.push(`removed the worktree ${path.join(WORKTREES_DIR, name)} a killed run left behind`);
     }
     await this.main.attempt(['worktree', 'prune']);

@@ -229,4 +229,31 @@ describe('--parallel N', () => {
     expect(untracked.stderr).toMatch(/--parallel 2: specs\/001-demo\/tasks\.md is not committed/);
     expect(agentCalls(sandbox)).toHaveLength(0);
   });
+
+  it('a usage limit hit by two workers is one wait for all: no agent starts before the reset, no iteration or retry spent', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(3));
+    const resetAt = Math.ceil(Date.now() / 1000) + 4;
+    const recorded = readFileSync(path.join(__dirname, '..', 'fixtures', 'recordings', 'claude-oauth-unified5h.jsonl'), 'utf8').trim().split('\n');
+    const rejected = JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: resetAt, rateLimitType: 'five_hour' } });
+    const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
+    const limited = (n: number) => ({ touch: barrier(`${n}`), awaitFiles: [barrier('1'), barrier('2')], lines: [recorded[0], rejected, recorded[2], recorded[3]], exit: 1 });
+    const done = (n: number) => ({ write: { [`story-${n}.txt`]: `story ${n}\n` }, lines: [report('completed')] });
+    prdScenario(sandbox, [
+      { match: '**US-001**', steps: [limited(1), done(1)] },
+      { match: '**US-002**', steps: [limited(2), done(2)] },
+      { match: '**US-003**', steps: [done(3)] },
+    ]);
+    const result = await runRalph(sandbox, ['--parallel', '2', '--retries', '1', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr.match(/usage limit: waiting until/g)).toHaveLength(1);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'completed', iterations: 3, completedCount: 3 });
+    expect(summary.records.map((record: { attempts: number }) => record.attempts)).toEqual([1, 1, 1]);
+    // Every agent call after the two that hit the limit came after the reset.
+    const later = agentCalls(sandbox).slice(2);
+    expect(later).toHaveLength(3);
+    for (const call of later) expect(Date.parse((call as unknown as { time: string }).time)).toBeGreaterThanOrEqual(resetAt * 1000);
+    expectWorkersGone(sandbox);
+  });
 });
