@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FAKE_BD_VERSIONS } from '../fakes/bd-seed.ts';
 import { commitAll, prdHistory, prdProject, report, specKitProject, TASKS_PATH } from './projects.ts';
 import { agentCalls, bdCalls, FAST, makeSandbox, readBeads, runRalph, seedBeads, type Sandbox } from './helpers.ts';
 
@@ -166,8 +167,9 @@ describe('--parallel N', () => {
     expectWorkersGone(sandbox);
   });
 
-  it('beads: each worker claims its own bead under its own name, uses the main database, and closes only that bead', async () => {
+  it.each(FAKE_BD_VERSIONS)('beads (bd %s): each worker claims its own bead under its own name, uses the main database, and closes only that bead', async (bdVersion) => {
     sandbox = makeSandbox();
+    sandbox.env.FAKE_BD_VERSION = bdVersion;
     seedBeads(sandbox, [
       { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
       { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: 'closed', priority: 1 },
