@@ -7,7 +7,7 @@ import type { Agent } from '../agents/types.ts';
 import type { Config } from '../config.ts';
 import { decideNext } from '../decide.ts';
 import type { Deps } from '../deps.ts';
-import { abortError, errorMessage, ExitCode } from '../errors.ts';
+import { abortError, errorMessage, ExitCode, RalphError } from '../errors.ts';
 import type { EventBus, IterationRecord, RunStatus, RunSummary } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Git } from '../git.ts';
@@ -112,7 +112,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     let worker = workers.get(slot);
     if (!worker) {
       const base = await ctx.git.head();
-      if (!base) throw new Error('the repository has no commit to start the workers from');
+      if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
       worker = worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock, sessionId: ctx.sessionId });
       workers.set(slot, worker);
@@ -123,6 +123,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const idle: number[] = Array.from({ length: size }, (_, index) => index + 1);
   const running = new Map<number, { task: Task; ended: Promise<Ended> }>();
   const reruns: Rerun[] = [];
+  /** Conflicts in a row per task: a second one makes the task run alone. */
+  const conflictsOf = new Map<string, number>();
   let alone: (Rerun & { started: boolean }) | undefined;
 
   const start = (task: Task, slot: number, before: Snapshot): void => {
@@ -203,7 +205,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     bus.emit({ type: 'iteration_end', record: output.record });
     if (output.record.kept && !output.conflict) bus.emit({ type: 'info', message: `the work of iteration ${output.record.iteration} (${output.record.taskId}) was not merged: kept on branch ${output.record.kept}` });
     if (output.conflict) {
-      const conflicts = (alone?.task.id === ended.task.id ? alone.conflicts : 0) + (reruns.find((item) => item.task.id === ended.task.id)?.conflicts ?? 0) + 1;
+      const conflicts = (conflictsOf.get(ended.task.id) ?? 0) + 1;
+      conflictsOf.set(ended.task.id, conflicts);
       if (alone?.task.id === ended.task.id) alone = undefined;
       if (conflicts >= 2) {
         alone = { task: ended.task, conflicts, started: false };
@@ -212,8 +215,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         reruns.push({ task: ended.task, conflicts });
         bus.emit({ type: 'warning', message: `${ended.task.id} conflicted when merged back (${output.conflict.join(', ')}): it runs again on a fresh base` });
       }
-    } else if (alone?.task.id === ended.task.id) {
-      alone = undefined;
+    } else {
+      conflictsOf.delete(ended.task.id);
+      if (alone?.task.id === ended.task.id) alone = undefined;
     }
     if (output.record.claimedComplete && output.after.remaining.length > 0) {
       bus.emit({ type: 'warning', message: `premature completion promise in iteration ${output.record.iteration}: ${output.after.remaining.length} tasks remain; going on` });

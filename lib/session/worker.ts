@@ -1,6 +1,7 @@
 // A worker's workspace: its own worktree, reset to the feature branch before each task. A passing
 // iteration's commits are replayed onto the feature branch under the merge lock, then ralph records the
 // task in the main worktree's state files and commits them with the work; anything else is kept on a branch.
+import { RalphError } from '../errors.ts';
 import type { Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { TaskSource } from '../sources/types.ts';
@@ -61,12 +62,17 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     return pickOnto(tree.git, own, target);
   };
 
-  const keep = (iteration: number | string): Promise<string | undefined> =>
-    worktrees.keep(tree, { session: options.sessionId, task: currentTask, iteration }, stateFiles());
+  /** Keeps the worktree's unmerged work on a branch, then empties the worktree back to its base. */
+  const keep = async (iteration: number | string): Promise<string | undefined> => {
+    const kept = await worktrees.keep(tree, { session: options.sessionId, task: currentTask, iteration }, stateFiles());
+    // Once it is safe on its branch, the work must not be found (and kept) a second time.
+    if (kept && tree.base) await worktrees.reset(tree, tree.base, stateFiles());
+    return kept;
+  };
 
   const merge = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean): Promise<Landed> => {
     const target = await main.head();
-    if (!target || !tree.base) throw new Error('worker has no base commit');
+    if (!target || !tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
     const replay = await rebase(target, own, agentCommitted);
     let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
     if (!('conflict' in replay) && replay.head !== target) {

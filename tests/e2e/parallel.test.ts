@@ -258,4 +258,48 @@ describe('--parallel N', () => {
     for (const call of later) expect(Date.parse((call as unknown as { time: string }).time)).toBeGreaterThanOrEqual(resetAt * 1000);
     expectWorkersGone(sandbox);
   });
+
+  it('a task that conflicts twice runs once more alone, and then merges', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    writeFileSync(path.join(sandbox.repo, 'shared.txt'), 'value: base\n');
+    commitAll(sandbox, 'shared file');
+    prdProject(sandbox, stories(3));
+    const marker = (name: string) => path.join(sandbox.root, `marker-${name}`);
+    const main = path.join(sandbox.repo, 'shared.txt');
+    prdScenario(sandbox, [
+      // US-001 merges first; US-002 conflicts with it.
+      { match: '**US-001**', steps: [{ write: { 'shared.txt': 'value: one\n' }, touch: marker('1'), awaitFiles: [marker('1'), marker('2')], lines: [report('completed')] }] },
+      {
+        match: '**US-002**',
+        steps: [
+          { write: { 'shared.txt': 'value: two\n' }, touch: marker('2'), awaitFiles: [marker('1'), marker('2')], awaitContent: [{ file: main, includes: 'value: one' }], lines: [report('completed')] },
+          // The rerun starts from "one", but US-003 merges "three" meanwhile: a second conflict.
+          { write: { 'shared.txt': 'value: two again\n' }, touch: marker('2b'), awaitContent: [{ file: main, includes: 'value: three' }], lines: [report('completed')] },
+          { write: { 'shared.txt': 'value: two, alone\n' }, lines: [report('completed')] },
+        ],
+      },
+      // US-003 starts after US-001 merged (its base has "one") and finishes once US-002's rerun has begun.
+      { match: '**US-003**', steps: [{ write: { 'shared.txt': 'value: three\n' }, awaitFiles: [marker('2b')], lines: [report('completed')] }] },
+    ]);
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/US-002 conflicted when merged back \(shared\.txt\): it runs again on a fresh base/);
+    expect(result.stderr).toMatch(/US-002 conflicted again \(shared\.txt\): it runs once more alone/);
+    const summary = JSON.parse(result.stdout);
+    const us2 = summary.records.filter((record: { taskId: string }) => record.taskId === 'US-002');
+    expect(us2.map((record: { outcome: string }) => record.outcome)).toEqual(['fail', 'fail', 'pass']);
+    // The run alone had the feature branch to itself: no other iteration overlapped it.
+    const last = us2[2];
+    const from = Date.parse(last.startedAt);
+    const to = from + last.durationMs;
+    for (const other of summary.records.filter((record: { iteration: number }) => record.iteration !== last.iteration)) {
+      const otherFrom = Date.parse(other.startedAt);
+      expect(otherFrom + other.durationMs <= from || otherFrom >= to, `iteration ${other.iteration} overlaps the lone run`).toBe(true);
+    }
+    expect(readFileSync(main, 'utf8')).toBe('value: two, alone\n');
+    const subjects = commits(sandbox).map((commit) => commit.subject).filter((subject) => subject.startsWith('ralph: US-'));
+    expect(subjects.sort()).toEqual(['ralph: US-001 Story 1', 'ralph: US-002 Story 2', 'ralph: US-003 Story 3']);
+    expect(git(sandbox, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean), result.stderr).toHaveLength(2);
+    expectWorkersGone(sandbox);
+  });
 });
