@@ -80,6 +80,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
   const command = ctx.wrap ? ctx.wrap(full, ctx.cwd, agent) : full;
   let waits = 0;
   let lastWaitReason = '';
+  let lastReset: number | undefined;
   let costUsd = 0;
   let inputTokens = 0;
   let outputTokens = 0;
@@ -93,7 +94,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
       bus.emit({ type: 'backoff', iteration, attempt, delayMs, until: deps.now() + delayMs, reason: 'transient failure' });
     },
     // Every worker joins the session's one wait; it announces each new reset time once.
-    waitSleep: (ms, signal) => ctx.usageWait.wait({ until: deps.now() + ms, iteration, reason: lastWaitReason, signal }),
+    waitSleep: (ms, signal) => ctx.usageWait.wait({ until: deps.now() + ms, reset: lastReset, iteration, reason: lastWaitReason, signal }),
     attempt: async (attempt) => {
       if (attempt > 1 || waits > 0) await ctx.reclaim?.();
       const transcript = newTranscript();
@@ -150,6 +151,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           waits += 1;
           bus.emit({ type: 'attempt_failed', iteration, attempt, kind: 'usage_limit', reason: classification.reason });
           lastWaitReason = classification.reason;
+          lastReset = classification.resetAt;
           return { kind: 'wait', ms, reason: classification.reason, value };
         }
         case 'transient':

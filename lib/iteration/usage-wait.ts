@@ -7,6 +7,8 @@ import type { EventBus } from '../events.ts';
 export interface UsageWaitRequest {
   /** When the limit resets (epoch ms, margin included). */
   until: number;
+  /** The reset the provider announced (no margin), when it named one. */
+  reset?: number;
   iteration: number;
   reason: string;
   signal: AbortSignal;
@@ -26,6 +28,8 @@ const COUNTDOWN_EVERY_MS = 10 * 60_000;
 export function createUsageWait(deps: Pick<Deps, 'now' | 'sleep'>, bus: EventBus): UsageWait {
   let target = 0;
   let running: Promise<void> | undefined;
+  /** The latest time a finished wait slept to: a reset before it has been waited for already. */
+  let waited = 0;
 
   const sleepUntilTarget = async (signal: AbortSignal): Promise<void> => {
     try {
@@ -35,6 +39,7 @@ export function createUsageWait(deps: Pick<Deps, 'now' | 'sleep'>, bus: EventBus
         if (remaining > 1000) bus.emit({ type: 'info', message: `still waiting for the usage limit to reset: ${formatDuration(remaining)} left` });
       }
     } finally {
+      waited = Math.max(waited, target);
       running = undefined;
     }
   };
@@ -48,6 +53,9 @@ export function createUsageWait(deps: Pick<Deps, 'now' | 'sleep'>, bus: EventBus
     },
     async wait(request) {
       const announce = (): void => bus.emit({ type: 'usage_wait', iteration: request.iteration, until: target, reason: request.reason });
+      // A worker that reports a reset the session has already slept past (it hit the limit as the wait
+      // ended) tries again at once: that is still the one wait.
+      if (!running && request.reset !== undefined && request.reset <= waited) return;
       if (!running) {
         target = request.until;
         announce();

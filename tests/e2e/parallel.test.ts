@@ -235,7 +235,8 @@ describe('--parallel N', () => {
   it('a usage limit hit by two workers is one wait for all: no agent starts before the reset, no iteration or retry spent', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     prdProject(sandbox, stories(3));
-    const resetAt = Math.ceil(Date.now() / 1000) + 4;
+    // Far enough away that both workers hit the limit before it, however slow the machine.
+    const resetAt = Math.ceil(Date.now() / 1000) + 12;
     const recorded = readFileSync(path.join(__dirname, '..', 'fixtures', 'recordings', 'claude-oauth-unified5h.jsonl'), 'utf8').trim().split('\n');
     const rejected = JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: resetAt, rateLimitType: 'five_hour' } });
     const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
@@ -248,7 +249,7 @@ describe('--parallel N', () => {
     ]);
     const result = await runRalph(sandbox, ['--parallel', '2', '--retries', '1', '--json', ...FAST]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr.match(/usage limit: waiting until/g)).toHaveLength(1);
+    expect(result.stderr.match(/usage limit: waiting until/g), result.stderr).toHaveLength(1);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ status: 'completed', iterations: 3, completedCount: 3 });
     expect(summary.records.map((record: { attempts: number }) => record.attempts)).toEqual([1, 1, 1]);

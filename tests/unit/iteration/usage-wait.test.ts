@@ -75,4 +75,21 @@ describe('the session usage wait', () => {
     expect(clock.now()).toBe(20_000);
     expect(events.filter((event) => event.type === 'usage_wait')).toHaveLength(2);
   });
+
+  it('lets a worker that reports a reset already slept past go on at once, without a second wait', async () => {
+    const clock = fakeClock();
+    const { bus, events } = collect();
+    const wait = createUsageWait(clock, bus);
+    const first = wait.wait({ until: 11_000, reset: 10_000, iteration: 1, reason: 'limit', signal });
+    await clock.drain();
+    await first;
+    await wait.wait({ until: 12_500, reset: 10_000, iteration: 2, reason: 'limit', signal });
+    expect(clock.now()).toBe(11_000);
+    expect(events.filter((event) => event.type === 'usage_wait')).toHaveLength(1);
+    // A later reset is a new wait.
+    const later = wait.wait({ until: 20_000, reset: 19_000, iteration: 3, reason: 'limit', signal });
+    await clock.drain();
+    await later;
+    expect(events.filter((event) => event.type === 'usage_wait')).toHaveLength(2);
+  });
 });
