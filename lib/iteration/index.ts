@@ -9,7 +9,6 @@ import { decideOutcome, tasksFinished } from '../decide.ts';
 import type { Deps } from '../deps.ts';
 import type { EventBus, IterationRecord, ReviewRecord } from '../events.ts';
 import type { GateResult } from '../gates.ts';
-import type { Command } from '../process/runner.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';

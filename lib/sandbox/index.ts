@@ -123,15 +123,19 @@ export function planFor(context: SandboxContext, cwd: string): BwrapPlan {
     ...(state?.paths ?? []).map((file) => path.join(home, file)),
     ...(state?.env ?? []).map((name) => env[name]).filter((dir): dir is string => Boolean(dir)),
   ];
+  // A worker (its worktree under .ralph/) writes its worktree and the git folder it commits into, not the
+  // repository's own working tree beside it, which ralph merges into.
+  const worker = cwd !== root && isWithin(cwd, ralphDir);
+  const gitDir = context.gitCommonDir ?? path.join(root, '.git');
   const writable = outermost([
-    root,
+    ...(worker && kind(gitDir) === 'dir' ? [gitDir] : [root]),
     ...(context.gitCommonDir && !isWithin(context.gitCommonDir, root) ? [context.gitCommonDir] : []),
     ...(isWithin(cwd, root) ? [] : [cwd]),
     ...statePaths.filter(exists),
     ...settings.writable.map((file) => expandHome(file, home, root)).filter(exists),
   ]);
   const readOnly = kind(ralphDir) === 'dir' ? [ralphDir] : [];
-  const writableAfter = cwd !== root && isWithin(cwd, ralphDir) ? [cwd] : [];
+  const writableAfter = worker ? [cwd] : [];
 
   const socket = env.SSH_AUTH_SOCK ? [env.SSH_AUTH_SOCK] : [];
   const hidden = new Map<string, { path: string; kind: PathKind }>();

@@ -14,7 +14,6 @@ import type { Git } from '../git.ts';
 import { runIteration, type IterationOutput } from '../iteration/index.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
 import { inPlaceWorkspace, type Workspace } from '../iteration/workspace.ts';
-import type { Command } from '../process/runner.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { CommandWrap } from '../iteration/agent-run.ts';
 import { ClaimLostError } from '../sources/beads-workers.ts';

@@ -1,13 +1,15 @@
 // --parallel N end to end: workers in git worktrees, their commits merged back onto the feature branch.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_BD_VERSIONS } from '../fakes/bd-seed.ts';
+import { needsTool } from '../support/needs-tool.ts';
 import { commitAll, prdHistory, prdProject, report, specKitProject, TASKS_PATH } from './projects.ts';
 import { agentCalls, bdCalls, FAST, makeSandbox, readBeads, runRalph, seedBeads, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
+const bwrap = needsTool('bwrap', { apt: 'bubblewrap' });
 afterEach(() => sandbox?.cleanup());
 
 const git = (box: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: box.repo, env: box.env, encoding: 'utf8' });
@@ -301,6 +303,39 @@ describe('--parallel N', () => {
     const subjects = commits(sandbox).map((commit) => commit.subject).filter((subject) => subject.startsWith('ralph: US-'));
     expect(subjects.sort()).toEqual(['ralph: US-001 Story 1', 'ralph: US-002 Story 2', 'ralph: US-003 Story 3']);
     expect(git(sandbox, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean), result.stderr).toHaveLength(2);
+    expectWorkersGone(sandbox);
+  });
+
+  it.skipIf(bwrap.skip)(bwrap.title('workers under --sandbox bwrap: each agent writes its own worktree (not the repository beside it), and the work merges back'), async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    // The fake agent's own bookkeeping must be in a folder the sandbox lets it write.
+    const fake = path.join(sandbox.root, 'fake');
+    mkdirSync(fake);
+    Object.assign(sandbox.env, { FAKE_AGENT_LOG: path.join(fake, 'agent.log'), FAKE_AGENT_STATE: path.join(fake, 'agent.state'), FAKE_AGENT_PIDS: path.join(fake, 'agent.pids') });
+    sandbox.agentLog = sandbox.env.FAKE_AGENT_LOG!;
+    prdProject(sandbox, stories(2));
+    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ gate: ['node -e "process.exit(0)"'], sandboxWritable: [fake] }));
+    commitAll(sandbox, 'sandbox config');
+    const barrier = (name: string) => path.join(fake, `started-${name}`);
+    const scenarioFile = path.join(fake, 'scenario.json');
+    writeFileSync(
+      scenarioFile,
+      JSON.stringify({
+        byPrompt: [1, 2].map((n) => ({
+          match: `**US-00${n}**`,
+          steps: [{ write: { [`story-${n}.txt`]: `story ${n}\n` }, probe: { write: [path.join(sandbox.repo, `beside-${n}.txt`)], report: `probe-${n}.json` }, touch: barrier(`${n}`), awaitFiles: [barrier('1'), barrier('2')], lines: [report('completed')] }],
+        })),
+      }),
+    );
+    sandbox.env.FAKE_AGENT_SCENARIO = scenarioFile;
+    const result = await runRalph(sandbox, ['--parallel', '2', '--sandbox', 'bwrap', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', completedCount: 2 });
+    for (const n of [1, 2]) {
+      expect(git(sandbox, ['show', `HEAD:story-${n}.txt`])).toBe(`story ${n}\n`);
+      // The agent's writes outside its worktree did not reach the main worktree.
+      expect(existsSync(path.join(sandbox.repo, `beside-${n}.txt`))).toBe(false);
+    }
     expectWorkersGone(sandbox);
   });
 });

@@ -48,6 +48,15 @@ describe('planFor', () => {
     expect(plan.writableAfter).toEqual(['/work/repo/.ralph/worktrees/w1']);
   });
 
+  it("lets a worker write its worktree and the git folder it commits into, not the repository's working tree", () => {
+    const plan = planFor(context({ kindOf: fs({ ...host, '/work/repo/.git': 'dir' }) }), '/work/repo/.ralph/worktrees/w1');
+    expect(plan.writable).toEqual(['/work/repo/.git', '/home/u/.claude', '/home/u/.claude.json']);
+    expect(plan.writable).not.toContain('/work/repo');
+    expect(plan.writableAfter).toEqual(['/work/repo/.ralph/worktrees/w1']);
+    // The agent working in the repository itself still writes the repository.
+    expect(planFor(context({ kindOf: fs({ ...host, '/work/repo/.git': 'dir' }) }), '/work/repo').writable[0]).toBe('/work/repo');
+  });
+
   it('adds configured hidden and writable paths, ~ meaning HOME', () => {
     const plan = planFor(context({ settings: settings({ hide: ['~/.secret-notes'], writable: ['~/.claude'] }) }), '/work/repo');
     expect(plan.hidden.map((item) => item.path)).toContain('/home/u/.secret-notes');
