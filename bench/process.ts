@@ -142,20 +142,33 @@ function procStatusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefi
   return match ? Number(match[1]) * 1024 : undefined;
 }
 
-/** Polls a process's peak RSS (VmHWM, which only grows) until it ends; `stop()` returns the last reading. */
-export function watchPeakRss(findPid: () => number | undefined, everyMs = 50): { stop(): { peak: number; pid?: number } } {
+/** CPU time (user + system) a process has used so far, in ms; undefined when it is gone. Assumes 100 ticks/s. */
+function procCpuMs(pid: number): number | undefined {
+  const stat = readProc(pid, 'stat');
+  if (!stat) return undefined;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Polls a process's peak RSS (VmHWM, which only grows) and its CPU time until it ends; `stop()` returns
+ * the last readings (the CPU time of the last poll, up to `everyMs` before the end).
+ */
+export function watchPeakRss(findPid: () => number | undefined, everyMs = 50): { stop(): { peak: number; pid?: number; cpuMs?: number } } {
   let pid: number | undefined;
   let peak = 0;
+  let cpuMs: number | undefined;
   const timer = setInterval(() => {
     pid ??= findPid();
     if (pid === undefined) return;
     const hwm = procStatusBytes(pid, 'VmHWM');
     if (hwm !== undefined) peak = Math.max(peak, hwm);
+    cpuMs = procCpuMs(pid) ?? cpuMs;
   }, everyMs);
   return {
     stop() {
       clearInterval(timer);
-      return { peak, pid };
+      return { peak, pid, cpuMs };
     },
   };
 }
