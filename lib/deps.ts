@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { abortError } from './errors.ts';
 
 export interface Output {
@@ -29,7 +28,7 @@ export interface Deps {
   random(): number;
   stdout: Output;
   stderr: Output;
-  /** Runs a short helper command (bd, git) without a shell; a non-zero exit is data, not an error. */
+  /** Runs a short helper command (bd) through zx's `$`, arguments as interpolations; a non-zero exit is data. */
   exec(bin: string, args: readonly string[], options: ExecOptions): Promise<ExecResult>;
 }
 
@@ -49,28 +48,18 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
   });
 }
 
-/** execFile without a shell; spawn failures (ENOENT) come back as exit code 127 with the message. */
-export function execCommand(bin: string, args: readonly string[], options: ExecOptions): Promise<ExecResult> {
-  return new Promise((resolve) => {
-    execFile(
-      bin,
-      [...args],
-      {
-        cwd: options.cwd,
-        env: options.env,
-        signal: options.signal,
-        timeout: options.timeoutMs ?? 120_000,
-        maxBuffer: 256 * 1024 * 1024,
-        encoding: 'utf8',
-      },
-      (error, stdout, stderr) => {
-        if (!error) return resolve({ exitCode: 0, stdout, stderr });
-        const code = (error as NodeJS.ErrnoException & { code?: unknown }).code;
-        if (typeof code === 'number') return resolve({ exitCode: code, stdout, stderr });
-        resolve({ exitCode: code === 'ENOENT' ? 127 : 1, stdout, stderr: stderr || error.message });
-      },
-    );
-  });
+/**
+ * Runs one of ralph's helper commands through zx's `$` (lib/process/helper.ts), loaded on first use so
+ * --help and --version never load zx. A non-zero exit is data; a command that cannot start exits 127.
+ */
+export async function execCommand(bin: string, args: readonly string[], options: ExecOptions): Promise<ExecResult> {
+  const { runCommand } = await import('./process/helper.ts');
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const result = await runCommand(bin, args, { cwd: options.cwd, env: options.env, signal: options.signal, timeoutMs });
+  let stderr = result.stderr;
+  if (result.end === 'timeout') stderr = `${stderr}${stderr && !stderr.endsWith('\n') ? '\n' : ''}${bin}: timed out after ${timeoutMs} ms and was stopped\n`;
+  else if (result.spawnError && !stderr) stderr = result.spawnError;
+  return { exitCode: result.exitCode, stdout: result.stdout, stderr };
 }
 
 export function realDeps(): Deps {

@@ -1,14 +1,13 @@
 // Quality gates: the user's own check commands (type-check, lint, tests), run by ralph after each
-// iteration. Gate commands are user-authored shell text, so they run through a shell, each in its own
-// process group so a timeout or Ctrl+C ends everything they started.
-import { spawn } from 'node:child_process';
+// iteration. Gate commands are user-authored shell text, so they run through zx's `$` (bash), each in its
+// own process group so a timeout or Ctrl+C ends everything they started (lib/process/helper.ts).
 import { existsSync, readFileSync } from 'node:fs';
-import { constants } from 'node:os';
 import path from 'node:path';
 import type { Config } from './config.ts';
 import { abortError } from './errors.ts';
-import { descendants, groupAlive, signalTree } from './process/process-tree.ts';
+import { runCommand, runShellText, type HelperOptions, type HelperResult } from './process/helper.ts';
 import type { Command } from './process/runner.ts';
+import { BASH } from './process/zx.ts';
 
 /** One gate to run: a short name for reports and the shell command. */
 export interface GateCommand {
@@ -151,99 +150,48 @@ class Tail {
   }
 }
 
-function signalNumber(signal: NodeJS.Signals | null): number {
-  return signal ? 128 + (constants.signals[signal] ?? 0) : 1;
-}
-
 /** Runs one gate to its end; resolves with `aborted` instead of throwing so the caller can clean up first. */
-function runGate(gate: GateCommand, options: RunGatesOptions): Promise<GateResult & { aborted: boolean }> {
-  const started = Date.now();
-  const graceMs = options.graceMs ?? 5_000;
+async function runGate(gate: GateCommand, options: RunGatesOptions): Promise<GateResult & { aborted: boolean }> {
   const tail = new Tail(OUTPUT_TAIL_BYTES);
-  return new Promise((resolve) => {
-    // The user's shell text, run by /bin/sh -c as `shell: true` would, but as data a sandbox can wrap.
-    const shell: Command = { bin: '/bin/sh', args: ['-c', gate.command] };
-    const command = options.wrap ? options.wrap(shell) : shell;
-    const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
+  const run: HelperOptions = {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    signal: options.signal,
+    timeoutMs: options.timeoutMs,
+    graceMs: options.graceMs ?? 5_000,
+    onOutput: (chunk: Buffer) => tail.push(chunk),
+    // Whatever the gate left running in its group (watchers, servers) goes with it.
+    reapLeftovers: true,
+    // The user's own text: their exported shell functions stay available to it.
+    keepFunctions: true,
+  };
+  let result: HelperResult;
+  if (options.wrap) {
+    // Under a sandbox the gate is a command line (bash -c TEXT inside bwrap), each part one interpolated
+    // argument; the wrap's variables are added to (or removed from) the gate's environment.
+    const command = options.wrap({ bin: BASH, args: ['-c', gate.command] });
+    const env: NodeJS.ProcessEnv = { ...run.env };
     for (const [key, value] of Object.entries(command.env ?? {})) {
       if (value === undefined) delete env[key];
       else env[key] = value;
     }
-    const child = spawn(command.bin, command.args, {
-      cwd: options.cwd,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const pgid = child.pid;
-    let ending: 'timeout' | 'aborted' | undefined;
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
-
-    const terminate = (why: 'timeout' | 'aborted'): void => {
-      if (ending || pgid === undefined) return;
-      ending = why;
-      signalTree(pgid, descendants(pgid), 'SIGTERM');
-      const kill = setTimeout(() => signalTree(pgid, descendants(pgid), 'SIGKILL'), graceMs);
-      kill.unref();
-      timers.push(kill);
-    };
-    const onAbort = (): void => terminate('aborted');
-
-    const finish = (exitCode: number, note?: string): void => {
-      if (settled) return;
-      settled = true;
-      options.signal.removeEventListener('abort', onAbort);
-      for (const timer of timers) clearTimeout(timer);
-      // Whatever the gate left running in its group (watchers, servers) goes with it.
-      if (pgid !== undefined && groupAlive(pgid)) {
-        signalTree(pgid, [], 'SIGTERM');
-        setTimeout(() => signalTree(pgid, [], 'SIGKILL'), graceMs).unref();
-      }
-      const timedOut = ending === 'timeout';
-      let outputTail = tail.text();
-      if (note) outputTail = `${outputTail}${outputTail && !outputTail.endsWith('\n') ? '\n' : ''}[ralph] ${note}\n`;
-      resolve({
-        name: gate.name,
-        command: gate.command,
-        passed: exitCode === 0 && ending === undefined,
-        exitCode,
-        durationMs: Date.now() - started,
-        outputTail,
-        ...(timedOut ? { timedOut: true } : {}),
-        aborted: ending === 'aborted',
-      });
-    };
-
-    if (options.signal.aborted) queueMicrotask(onAbort);
-    else options.signal.addEventListener('abort', onAbort, { once: true });
-    if (options.timeoutMs && options.timeoutMs > 0) timers.push(setTimeout(() => terminate('timeout'), options.timeoutMs));
-
-    child.stdout!.on('data', (chunk: Buffer) => tail.push(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => tail.push(chunk));
-    child.on('error', (error) => finish(127, `could not start: ${error.message}`));
-
-    let exitCode: number | undefined;
-    child.on('exit', (code, signal) => {
-      exitCode = code ?? signalNumber(signal);
-      // A leftover grandchild holding the pipes open must not keep ralph waiting for 'close'.
-      const wait = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish(exitCode!, noteFor(ending, options.timeoutMs));
-      }, 1000);
-      timers.push(wait);
-    });
-    child.on('close', (code, signal) => {
-      finish(exitCode ?? code ?? signalNumber(signal), noteFor(ending, options.timeoutMs));
-    });
-  });
-}
-
-function noteFor(ending: 'timeout' | 'aborted' | undefined, timeoutMs: number | undefined): string | undefined {
-  if (ending === 'timeout') return `timed out after ${timeoutMs} ms`;
-  if (ending === 'aborted') return 'stopped: ralph was interrupted';
-  return undefined;
+    result = await runCommand(command.bin, command.args, { ...run, env });
+  } else {
+    result = await runShellText(gate.command, run);
+  }
+  const note = result.end === 'timeout' ? `timed out after ${options.timeoutMs} ms` : result.end === 'aborted' ? 'stopped: ralph was interrupted' : result.spawnError ? `could not start: ${result.spawnError}` : undefined;
+  let outputTail = tail.text();
+  if (note) outputTail = `${outputTail}${outputTail && !outputTail.endsWith('\n') ? '\n' : ''}[ralph] ${note}\n`;
+  return {
+    name: gate.name,
+    command: gate.command,
+    passed: result.exitCode === 0 && result.end === 'exit',
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    outputTail,
+    ...(result.end === 'timeout' ? { timedOut: true } : {}),
+    aborted: result.end === 'aborted',
+  };
 }
 
 /**

@@ -1,3 +1,5 @@
+// ralph's own backoff, not zx's retry()/expBackoff(): those have no jitter (every run waits the same delays),
+// take no AbortSignal (Ctrl+C would wait out the delay) and retry every error, not only transient ones.
 import { abortError } from './errors.ts';
 
 export interface BackoffOptions {

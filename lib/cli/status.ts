@@ -10,7 +10,7 @@ import { inspectLock, LOCK_FILE, type LockState } from '../lock.ts';
 import { readStatusFile } from '../progress/status-file.ts';
 import { describeState, formatClock, type RunState, type RunStatusFile } from '../progress/state.ts';
 import { createSource, detectSource } from '../sources/index.ts';
-import { useColor } from '../view/plain.ts';
+import { paint, useColor } from '../view/colour.ts';
 import { keptBranches } from '../session/worktrees.ts';
 import type { ParsedArgv } from './argv.ts';
 
@@ -126,10 +126,6 @@ export function readRunState(root: string, now: number): Omit<StatusReport, 'tas
 
 const ago = (ms: number): string => `${formatDuration(ms)} ago`;
 
-function paint(color: boolean, code: number, text: string): string {
-  return color ? `\u001b[${code}m${text}\u001b[0m` : text;
-}
-
 function describeRun(status: RunStatusFile, now: number): string[] {
   const lines = [`  state:      ${describeState(status, now)}`];
   if (status.iteration > 0) lines.push(`  iteration:  ${status.iteration}/${status.maxIterations}${status.attempt > 1 ? `, attempt ${status.attempt}` : ''}`);
@@ -160,13 +156,13 @@ export function formatStatus(report: StatusReport, now: number, color = false): 
   if (report.run === 'alive') {
     const lock = report.lock;
     const host = status && report.current ? ` on ${status.host}` : '';
-    lines.push(paint(color, 32, `ralph is running: PID ${report.pid}${host}, branch ${lock?.branch || '(none)'}`) + (report.current ? `, ${where}` : ''));
+    lines.push(paint(color, 'green', `ralph is running: PID ${report.pid}${host}, branch ${lock?.branch || '(none)'}`) + (report.current ? `, ${where}` : ''));
     if (report.current && status) lines.push(...describeRun(status, now));
     else lines.push(`  state:      starting (lock taken ${lock?.startedAt ? ago(Math.max(0, now - Date.parse(lock.startedAt))) : 'just now'})`);
   } else if (report.run === 'stale') {
     const lock = report.lock;
     const who = report.pid === null ? 'an unknown process' : `PID ${report.pid}${lock?.startedAt ? `, started ${lock.startedAt}` : ''}${lock?.branch ? `, branch ${lock.branch}` : ''}`;
-    lines.push(paint(color, 31, `ralph is not running: ${LOCK_FILE} names ${who}, which is gone (killed?); the next run reclaims the lock`));
+    lines.push(paint(color, 'red', `ralph is not running: ${LOCK_FILE} names ${who}, which is gone (killed?); the next run reclaims the lock`));
     if (report.current && status) lines.push(`last known state of ${where}:`, ...describeRun(status, now));
   } else {
     lines.push('no ralph run in progress');

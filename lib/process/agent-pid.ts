@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../private-files.ts';
-import { groupAlive, signalTree } from './process-tree.ts';
+import { groupAlive, stopTree } from './process-tree.ts';
 
 export const AGENTS_DIR = path.join('.ralph', 'agents');
 /** Where a single agent was recorded before there could be several. */
@@ -35,8 +35,6 @@ export function clearAgent(root: string, pgid: number): void {
   rmSync(path.join(root, AGENTS_DIR, String(pgid)), { force: true });
 }
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Every agent group the files under .ralph/ name, with the start time recorded for its leader. */
 function recorded(root: string): Array<{ file: string; text: string }> {
   const found: Array<{ file: string; text: string }> = [];
@@ -65,11 +63,7 @@ async function stopGroup(text: string, graceMs: number): Promise<number | undefi
   if (!Number.isInteger(pgid) || pgid <= 1 || !groupAlive(pgid)) return undefined;
   const leader = startTime(pgid);
   if (leader !== undefined && started !== '?' && leader !== started) return undefined;
-  signalTree(pgid, [], 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && groupAlive(pgid)) await pause(50);
-  if (groupAlive(pgid)) signalTree(pgid, [], 'SIGKILL');
-  for (let tries = 0; tries < 40 && groupAlive(pgid); tries += 1) await pause(25);
+  await stopTree(pgid, [], graceMs);
   return pgid;
 }
 

@@ -109,3 +109,19 @@ export function processAliveNotZombie(pid: number): boolean {
     return false;
   }
 }
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Ends a process group and the listed pids (descendants that may have left it): SIGTERM, up to `graceMs`
+ * for them to go, then SIGKILL, waiting briefly for the group to be gone. No `ps` needed (Linux /proc).
+ */
+export async function stopTree(pgid: number, known: readonly number[], graceMs: number): Promise<void> {
+  const alive = (): number[] => known.filter((pid) => processAliveNotZombie(pid));
+  if (!groupAlive(pgid) && alive().length === 0) return;
+  signalTree(pgid, alive(), 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && (groupAlive(pgid) || alive().length > 0)) await pause(50);
+  signalTree(pgid, alive(), 'SIGKILL');
+  for (let tries = 0; tries < 40 && groupAlive(pgid); tries += 1) await pause(25);
+}

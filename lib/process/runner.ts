@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Redactor } from '../redact/index.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { groupAlive, groupTree, processAliveNotZombie, signalTree } from './process-tree.ts';
+import { groupTree, signalTree, stopTree } from './process-tree.ts';
 
 /** An external command described as data; never a shell string. */
 export interface Command {
@@ -53,19 +53,6 @@ const active = new Map<number, number[]>();
 /** Last resort for the entry point: SIGKILL every agent group still running, synchronously. */
 export function killActiveNow(): void {
   for (const [pgid, known] of active) signalTree(pgid, [...known, ...groupTree(pgid)], 'SIGKILL');
-}
-
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Ends what is left of a finished agent's tree: SIGTERM, a grace period, then SIGKILL. */
-async function reap(pgid: number, known: readonly number[], graceMs: number): Promise<void> {
-  const alive = (): number[] => known.filter((pid) => processAliveNotZombie(pid));
-  if (!groupAlive(pgid) && alive().length === 0) return;
-  signalTree(pgid, alive(), 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && (groupAlive(pgid) || alive().length > 0)) await pause(50);
-  signalTree(pgid, alive(), 'SIGKILL');
-  for (let tries = 0; tries < 40 && groupAlive(pgid); tries += 1) await pause(25);
 }
 
 // Room for a few pipe reads (64 KiB each) in flight, so reading the agent and writing its log overlap.
@@ -188,7 +175,7 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
       if (idleTimer) clearTimeout(idleTimer);
       options.signal.removeEventListener('abort', onAbort);
       // Whatever the agent left running in its group (or escaped from it) goes with it.
-      if (pgid !== undefined) await reap(pgid, known, options.graceMs);
+      if (pgid !== undefined) await stopTree(pgid, known, options.graceMs);
       for (const timer of timers) clearTimeout(timer);
       if (pgid !== undefined) active.delete(pgid);
       flush(stdoutLog, outLines, outRedaction);

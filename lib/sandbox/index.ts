@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Agent } from '../agents/types.ts';
 import type { Config } from '../config.ts';
 import type { Command } from '../process/runner.ts';
-import { findOnPath } from '../process/which.ts';
+import { findOnPath } from '../process/zx.ts';
 import { isWithin, wrapCommand, type BwrapPlan, type PathKind } from './bwrap.ts';
 
 export { bwrapArgs, type BwrapPlan } from './bwrap.ts';

@@ -7,7 +7,7 @@ import type { Deps } from '../deps.ts';
 import { Git } from '../git.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
-import { findOnPath } from '../process/which.ts';
+import { findOnPath } from '../process/zx.ts';
 import { parseReviewSpec, type Reviewer } from '../iteration/review.ts';
 import { DEFAULT_BREAKER, type BreakerLimits } from './breaker.ts';
 import { kindOf, Sandbox, sandboxProblems, sandboxSettings, type SandboxSettings } from '../sandbox/index.ts';

@@ -3,7 +3,8 @@ import { formatDuration } from '../duration.ts';
 import type { Output } from '../deps.ts';
 import type { EventSink, RunEvent } from '../events.ts';
 import { describeState, RunTracker, type RunStatusFile } from '../progress/state.ts';
-import { LineView, useColor } from './plain.ts';
+import { paint, useColor } from './colour.ts';
+import { LineView } from './plain.ts';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 /** Back to column 0 and erase the line: how the status line is removed before anything else is printed. */
@@ -22,10 +23,6 @@ export interface LiveViewOptions {
 /** Whole seconds under a minute (a status line should not flicker through milliseconds). */
 function formatElapsed(ms: number): string {
   return ms < 60_000 ? `${Math.floor(Math.max(0, ms) / 1000)}s` : formatDuration(ms);
-}
-
-function paint(color: boolean, code: number, text: string): string {
-  return color ? `\u001b[${code}m${text}\u001b[0m` : text;
 }
 
 /** The status line: spinner, iteration, state with countdown, elapsed, cost, task; cut to `width` characters. */
@@ -47,8 +44,8 @@ export function formatStatusLine(status: RunStatusFile, now: number, frame: numb
   const text = plain.length > width ? `${plain.slice(0, width - 1).join('')}…` : plain.join('');
   if (!options.color) return text;
   const rest = text.slice(1);
-  const colour = status.state === 'backing_off' ? 33 : status.state === 'waiting_usage_reset' ? 35 : undefined;
-  return `${paint(true, 36, text.slice(0, 1))}${colour === undefined ? rest : paint(true, colour, rest)}`;
+  const colour = status.state === 'backing_off' ? 'yellow' : status.state === 'waiting_usage_reset' ? 'magenta' : undefined;
+  return `${paint(true, 'cyan', text.slice(0, 1))}${colour === undefined ? rest : paint(true, colour, rest)}`;
 }
 
 /** One line per worker under the status line (several workers): `  w2 · iteration 5 · 1m 03s · T005 Create model`. */

@@ -5,6 +5,7 @@ import type { EventSink, RunEvent } from '../events.ts';
 import { oneLine } from '../agents/common.ts';
 import { reviewLine } from '../review-text.ts';
 import { describeTasksLeft } from '../tasks-left.ts';
+import { paint, type Colour } from './colour.ts';
 
 export interface ViewOptions {
   out: Output;
@@ -13,13 +14,6 @@ export interface ViewOptions {
   verbose: boolean;
 }
 
-const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, dim: 2, bold: 1 } as const;
-type Colour = keyof typeof CODES;
-
-/** Colour only on a TTY and without NO_COLOR. */
-export function useColor(out: Output, env: NodeJS.ProcessEnv): boolean {
-  return Boolean(out.isTTY) && env.NO_COLOR === undefined && env.TERM !== 'dumb';
-}
 
 /** The line-oriented renderer: one timestamped line per event, safe for tmux logs, Makefiles and CI. */
 export class LineView implements EventSink {
@@ -31,7 +25,7 @@ export class LineView implements EventSink {
   constructor(private readonly options: ViewOptions) {}
 
   private paint(colour: Colour, text: string): string {
-    return this.options.color ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text;
+    return paint(this.options.color, colour, text);
   }
 
   line(text: string, at: number, colour?: Colour): void {

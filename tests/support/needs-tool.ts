@@ -5,7 +5,7 @@
 //   const tmux = needsTool('tmux');
 //   it.skipIf(tmux.skip)(tmux.title('drives the launcher'), () => { execFileSync(tmux.bin(), …) });
 import path from 'node:path';
-import { findOnPath } from '../../lib/process/which.ts';
+import { findOnPath } from '../../lib/process/zx.ts';
 
 export interface NeededTool {
   name: string;

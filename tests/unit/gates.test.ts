@@ -1,14 +1,16 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, expect } from 'vitest';
 import { resolveConfig } from '../../lib/config.ts';
 import { InterruptedError } from '../../lib/errors.ts';
 import { detectGates, failureLine, formatGateResults, gateName, OUTPUT_TAIL_BYTES, resolveGates, runGates, type GateResult } from '../../lib/gates.ts';
-import { processAlive } from '../../lib/process/process-tree.ts';
+import { processAlive, processAliveNotZombie } from '../../lib/process/process-tree.ts';
+import { BASH } from '../../lib/process/zx.ts';
 import { tempDir } from '../support/temp.ts';
 
 const NODE = JSON.stringify(process.execPath);
+const STUBBORN = path.join(path.dirname(new URL(import.meta.url).pathname), '../fixtures/process/stubborn-tree.mjs');
 const node = (code: string): string => `${NODE} -e ${JSON.stringify(code)}`;
 
 function project(pkg: unknown, files: Record<string, string> = {}): string {
@@ -122,7 +124,7 @@ describe('runGates', () => {
         return { bin: '/usr/bin/env', args: ['GATE_WRAPPED=yes', command.bin, ...command.args], env: { EXTRA: 'x' } };
       },
     });
-    expect(wrapped).toEqual([['/bin/sh', '-c', 'echo "$GATE_WRAPPED" && exit 0']]);
+    expect(wrapped).toEqual([[BASH, '-c', 'echo "$GATE_WRAPPED" && exit 0']]);
     expect(result).toMatchObject({ passed: true, outputTail: 'yes\n' });
   });
 
@@ -155,6 +157,30 @@ describe('runGates', () => {
     const pending = run([{ name: 'slow', command: node('setTimeout(() => {}, 30000)') }, { name: 'never', command: node('') }], { signal: controller.signal, graceMs: 500 });
     setTimeout(() => controller.abort('SIGINT'), 300);
     await expect(pending).rejects.toBeInstanceOf(InterruptedError);
+  });
+
+  it('stops a hanging gate and its SIGTERM-ignoring grandchild on abort, then throws the interruption', async () => {
+    const dir = project(undefined);
+    const pidFile = path.join(dir, 'pids');
+    const controller = new AbortController();
+    const pending = run([`${NODE} ${JSON.stringify(STUBBORN)} ${JSON.stringify(pidFile)} --ignore-term`], { cwd: dir, signal: controller.signal, graceMs: 300 });
+    for (let tries = 0; tries < 400 && !existsSync(pidFile); tries += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    controller.abort('SIGINT');
+    await expect(pending).rejects.toBeInstanceOf(InterruptedError);
+    // The gate's tree is gone by the time runGates throws.
+    expect(readFileSync(pidFile, 'utf8').split(' ').map(Number).filter((pid) => processAliveNotZombie(pid))).toEqual([]);
+  });
+
+  it('runs through zx as bash text: exit codes as data, no strict mode, BASH_ENV not sourced', async () => {
+    const dir = project(undefined);
+    writeFileSync(path.join(dir, 'startup.sh'), 'touch bash-env-ran\n');
+    const results = await run(['false; echo "[$UNSET_RALPH_GATE_VAR]" | cat', 'exit 5', 'kill -TERM $$'], { cwd: dir, env: { ...process.env, BASH_ENV: path.join(dir, 'startup.sh') } });
+    expect(results.map((gate) => [gate.passed, gate.exitCode, gate.outputTail])).toEqual([
+      [true, 0, '[]\n'],
+      [false, 5, ''],
+      [false, 143, ''],
+    ]);
+    expect(existsSync(path.join(dir, 'bash-env-ran'))).toBe(false);
   });
 
   it('throws at once when already aborted', async () => {

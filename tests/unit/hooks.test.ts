@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Output } from '../../lib/deps.ts';
 import { runOnExitHook, type ExitHookEnv } from '../../lib/hooks.ts';
+import { processAliveNotZombie } from '../../lib/process/process-tree.ts';
 import { tempDir } from '../support/temp.ts';
 
 const temp = () => tempDir('ralph-hook-');
@@ -39,6 +40,26 @@ describe('runOnExitHook', () => {
     expect(result).toMatchObject({ ok: false, timedOut: true });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(stderr.text).toMatch(/on-exit hook "sleep 30" timed out/);
+  });
+
+  it('ends a timed-out hook with its whole tree, a SIGTERM-ignoring grandchild included', async () => {
+    const dir = temp();
+    const pidFile = path.join(dir, 'pids');
+    const stubborn = path.join(path.dirname(new URL(import.meta.url).pathname), '../fixtures/process/stubborn-tree.mjs');
+    const result = await runOnExitHook(`${node} ${JSON.stringify(stubborn)} ${JSON.stringify(pidFile)} --ignore-term`, vars, dir, 3000, { stderr: collect() });
+    expect(result).toMatchObject({ ok: false, timedOut: true });
+    const pids = readFileSync(pidFile, 'utf8').split(' ').map(Number);
+    expect(pids.filter((pid) => processAliveNotZombie(pid))).toEqual([]);
+  });
+
+  it('runs the hook without sourcing BASH_ENV', async () => {
+    const dir = temp();
+    writeFileSync(path.join(dir, 'startup.sh'), 'echo sourced; touch bash-env-ran\n');
+    const stderr = collect();
+    const result = await runOnExitHook('echo "status $RALPH_STATUS"', vars, dir, 10_000, { baseEnv: { ...process.env, BASH_ENV: path.join(dir, 'startup.sh'), ENV: path.join(dir, 'startup.sh') }, stderr });
+    expect(result.ok).toBe(true);
+    expect(stderr.text).toBe('status completed\n');
+    expect(existsSync(path.join(dir, 'bash-env-ran'))).toBe(false);
   });
 
   it('reports a folder that does not exist instead of throwing', async () => {

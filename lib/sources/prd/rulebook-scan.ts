@@ -1,6 +1,8 @@
 // Finds rulebook task folders and reads each into a RulebookTask, in the order they are to be worked on.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// The folders are walked with zx's glob; the full `zx` (not zx/core) is only loaded by `ralph init`.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { glob } from 'zx';
 import { judgeStatus, parseProposal, parseTasksMd, specRequirements } from './rulebook-parse.ts';
 import type { PrdStatus } from './schema.ts';
 
@@ -33,14 +35,6 @@ function readText(file: string): string | undefined {
   }
 }
 
-function isDir(file: string): boolean {
-  try {
-    return statSync(file).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 // rulebook moves finished tasks to archive/ or names them YYYY-MM-DD-<id>.
 const ARCHIVED = /^(archive|archived|\d{4}-\d{2}-\d{2}-.+)$/;
 
@@ -58,12 +52,9 @@ function readTask(root: string, folder: string, id: string, warn: (message: stri
 
   const proposal = parseProposal(proposalText ?? '');
   const requirements: string[] = [];
-  const specsDir = path.join(folder, 'specs');
-  if (isDir(specsDir)) {
-    for (const module of readdirSync(specsDir).sort()) {
-      const spec = readText(path.join(specsDir, module, 'spec.md'));
-      for (const line of spec === undefined ? [] : specRequirements(spec)) if (!requirements.includes(line)) requirements.push(line);
-    }
+  for (const file of glob.sync('specs/*/spec.md', { cwd: folder, dot: true }).sort()) {
+    const spec = readText(path.join(folder, file));
+    for (const line of spec === undefined ? [] : specRequirements(spec)) if (!requirements.includes(line)) requirements.push(line);
   }
   return {
     id,
@@ -90,12 +81,10 @@ export function scanRulebookTasks(root: string, warn: (message: string) => void 
   const tasks = new Map<string, RulebookTask>();
   for (const dir of RULEBOOK_TASK_DIRS) {
     const base = path.join(root, dir);
-    if (!isDir(base)) continue;
-    for (const name of readdirSync(base).sort()) {
-      if (name.startsWith('.') || ARCHIVED.test(name) || tasks.has(name)) continue;
-      const folder = path.join(base, name);
-      if (!isDir(folder)) continue;
-      const task = readTask(root, folder, name, warn);
+    // Hidden folders are not tasks (dot: false).
+    for (const name of glob.sync('*', { cwd: base, onlyDirectories: true, dot: false }).sort()) {
+      if (ARCHIVED.test(name) || tasks.has(name)) continue;
+      const task = readTask(root, path.join(base, name), name, warn);
       if (task) tasks.set(name, task);
     }
   }
