@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bdCalls, closeStep, FAST, makeSandbox, pidAlive, runRalph, scenario, seedBeads, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { bdCalls, closeStep, FAST, makeSandbox, pidAlive, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -89,7 +89,7 @@ describe('a hanging gate whose grandchild ignores SIGTERM', () => {
     const gate = `${NODE} ${JSON.stringify(STUBBORN)} ${JSON.stringify(pidFile)} --ignore-term`;
     const run = startRalph(sandbox, ['--json', '--gate', gate, ...FAST]);
     await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').includes(' '), 30_000, 'the gate and its grandchild');
-    run.child.kill('SIGINT');
+    signalRalph(sandbox, 'SIGINT');
     const result = await run.done;
     expect(result.code, result.stderr).toBe(130);
     expect(existsSync(path.join(sandbox.repo, '.ralph.lock'))).toBe(false);
