@@ -104,6 +104,9 @@ describe('kill -9 of ralph mid-iteration, then a rerun', () => {
     const first = startRalph(sandbox, QUICK);
     await waitFor(() => agentCalls(sandbox).length >= 2, 20_000, 'the second iteration to start');
     await waitFor(() => readFileSync(path.join(sandbox.repo, 'prd.json'), 'utf8').includes('in_iteration'), 5000, 'the claim of US-002');
+    // Killed before the agent wrote its output, the agent would die of the broken pipe and leave no orphan.
+    const hungLog = () => path.join(sessionDirs(sandbox)[0]!, 'iteration-2.jsonl');
+    await waitFor(() => existsSync(hungLog()) && readFileSync(hungLog(), 'utf8').includes('working'), 5000, 'the hung agent output in the log');
     await killNine(sandbox, first);
     const rerun = await runRalph(sandbox, ['--json', ...QUICK]);
     expect(rerun.code, rerun.stderr).toBe(0);
