@@ -1,7 +1,13 @@
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type * as SimpleGitModule from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { RalphError } from './errors.ts';
+
+// Required, not imported: under tsx, simple-git's CommonJS build loads in about a third of the time its
+// ESM build takes through the loader hooks (median of 10 starts under load: ~100 vs ~270 ms).
+const { simpleGit } = createRequire(import.meta.url)('simple-git') as typeof SimpleGitModule;
 
 /**
  * simple-git 4 drops every ambient GIT_* variable unless allowed; these only say who commits and how git

@@ -7,7 +7,14 @@
 // Only options of the global `$` are ever set: per-call `$({...})` and `within()` switch on promise hooks
 // for the whole process on Node 20 (every await 2.85× slower; see docs/architecture.md).
 import { spawn } from 'node:child_process';
-import { $, quote, which } from 'zx/core';
+import { createRequire } from 'node:module';
+import type * as Zx from 'zx/core';
+
+// zx/core is CommonJS inside: loaded through require it starts about twice as fast under tsx as through
+// `import` (no ESM translation of its files, no loader-hook round trips); measured in docs/architecture.md.
+const zx = createRequire(import.meta.url)('zx/core') as typeof Zx;
+const { $, quote, which } = zx;
+export const { chalk } = zx;
 
 /** bash, looked up once on the PATH ralph started with: zx's `$` always runs a shell, and quotes for bash. */
 export const BASH = which.sync('bash', { nothrow: true }) ?? 'bash';

@@ -1,7 +1,7 @@
 // Terminal colours through zx's chalk. ralph decides per stream whether to paint (its view is on stderr,
 // `ralph status` on stdout); chalk judges process.stdout alone when it loads, so its level is only raised
 // to basic colours here and `paint` is told whether this output wants them.
-import { chalk } from 'zx/core';
+import { chalk } from '../process/zx.ts';
 import type { Output } from '../deps.ts';
 
 // (zx hands chalk out through a proxy that reads a level of 0 as undefined.)
