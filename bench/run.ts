@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { deadLoop } from './dead-loop.ts';
 import { flood } from './flood.ts';
+import { helper } from './helper.ts';
 import { loopOverhead } from './loop-overhead.ts';
 import { parallel } from './parallel.ts';
 import { killRunning } from './process.ts';
@@ -16,7 +17,7 @@ import { BENCH, removeSandboxes } from './sandbox.ts';
 import { scale } from './scale.ts';
 import { startup } from './startup.ts';
 
-const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop, parallel];
+const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop, parallel, helper];
 
 function selected(argv: readonly string[]): Benchmark[] {
   const only: string[] = [];
