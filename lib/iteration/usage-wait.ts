@@ -27,6 +27,8 @@ const COUNTDOWN_EVERY_MS = 10 * 60_000;
 
 export function createUsageWait(deps: Pick<Deps, 'now' | 'sleep'>, bus: EventBus): UsageWait {
   let target = 0;
+  /** The provider's reset behind `target`, when it named one. */
+  let targetReset: number | undefined;
   let running: Promise<void> | undefined;
   /** The latest time a finished wait slept to: a reset before it has been waited for already. */
   let waited = 0;
@@ -56,12 +58,17 @@ export function createUsageWait(deps: Pick<Deps, 'now' | 'sleep'>, bus: EventBus
       // A worker that reports a reset the session has already slept past (it hit the limit as the wait
       // ended) tries again at once: that is still the one wait.
       if (!running && request.reset !== undefined && request.reset <= waited) return;
+      // The same announced reset, reported by another worker a moment later (its margin counted from a
+      // later clock reading), is the same wait: joined, not extended or announced again.
+      const sameReset = request.reset !== undefined && request.reset === targetReset;
       if (!running) {
         target = request.until;
+        targetReset = request.reset;
         announce();
         running = sleepUntilTarget(request.signal);
-      } else if (request.until > target) {
+      } else if (request.until > target && !sameReset) {
         target = request.until;
+        targetReset = request.reset;
         announce();
       }
       await running;

@@ -50,6 +50,18 @@ describe('the session usage wait', () => {
     expect(wait.until).toBeUndefined();
   });
 
+  it('joins a worker that reports the same reset a moment later, without announcing it again', async () => {
+    const clock = fakeClock();
+    const { bus, events } = collect();
+    const wait = createUsageWait(clock, bus);
+    // Both saw reset 55 s; the second computed its margin from a clock reading 40 ms later.
+    const first = wait.wait({ until: 60_000, reset: 55_000, iteration: 1, reason: 'limit', signal });
+    const second = wait.wait({ until: 60_040, reset: 55_000, iteration: 2, reason: 'limit', signal });
+    await clock.drain();
+    await Promise.all([first, second]);
+    expect(events.filter((event) => event.type === 'usage_wait')).toEqual([{ type: 'usage_wait', iteration: 1, until: 60_000, reason: 'limit' }]);
+  });
+
   it('extends the wait when a later reset is announced meanwhile', async () => {
     const clock = fakeClock();
     const { bus, events } = collect();
