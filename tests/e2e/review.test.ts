@@ -1,7 +1,8 @@
 // The independent reviewer end to end (--review claude: the fake agent answers as worker and reviewer in
 // turn, one scenario step per call): approval, rejection with the task reopened, a review without a
 // verdict, and a reviewer that edits the repository.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, bdCalls, closeStep, FAST, makeSandbox, readBeads, runRalph, scenario, seedBeads, standardEpic, type Sandbox } from './helpers.ts';
@@ -181,6 +182,42 @@ describe('--review, PRD mode', () => {
     const result = await runRalph(sandbox, ['--json', '--review', 'claude', ...FAST]);
     expect(result.code, result.stderr).toBe(0);
     expect((JSON.parse(result.stdout) as { records: Row[] }).records[0]!.review).toMatchObject({ verdict: 'approve', attempts: 2 });
+  });
+});
+
+describe('--review with --parallel 2 (PRD)', () => {
+  it('each worker\'s iteration is reviewed in its worktree; a rejected story runs again and its first work is kept on a branch', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, { ...SNARK, userStories: SNARK.userStories.map((story) => ({ ...story })) });
+    const file = path.join(sandbox.root, 'scenario.json');
+    // What each call does follows its prompt, not the order of calls: two agents run at once.
+    const byPrompt = [
+      { match: '### Task US-001:', steps: [reject('story 1 needs a test'), approve] },
+      { match: '### Task US-002:', steps: [approve] },
+      { match: '**US-001**', steps: [1, 2].map((n) => ({ write: { 'story-1.txt': `story 1 v${n}\n` }, lines: [report('completed')] })) },
+      { match: '**US-002**', steps: [{ write: { 'story-2.txt': 'story 2\n' }, lines: [report('completed')] }] },
+    ];
+    writeFileSync(file, JSON.stringify({ byPrompt, steps: [{ lines: [answer('unexpected call')] }] }));
+    sandbox.env.FAKE_AGENT_SCENARIO = file;
+    const result = await runRalph(sandbox, ['--json', '--parallel', '2', '--review', 'claude', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { records: Array<Row & { taskId: string; kept?: string }> };
+    const byTask = (id: string) => summary.records.filter((record) => record.taskId === id).map((record) => [record.outcome, record.review?.verdict]);
+    expect(byTask('US-001')).toEqual([
+      ['fail', 'reject'],
+      ['pass', 'approve'],
+    ]);
+    expect(byTask('US-002')).toEqual([['pass', 'approve']]);
+    const rejected = summary.records.find((record) => record.review?.verdict === 'reject')!;
+    expect(rejected.kept).toMatch(/^ralph-kept\//);
+    const calls = agentCalls(sandbox);
+    const reviews = calls.filter((call) => call.stdin.includes('Independent review of ralph iteration'));
+    expect(reviews).toHaveLength(3);
+    for (const review of reviews) expect(review.cwd).toContain(path.join('.ralph', 'worktrees'));
+    expect(calls.some((call) => call.stdin.includes('An earlier attempt failed (1 so far): the reviewer (claude) rejected the work: story 1 needs a test'))).toBe(true);
+    const git = (args: string[]) => execFileSync('git', args, { cwd: sandbox.repo, env: sandbox.env, encoding: 'utf8' });
+    expect(git(['show', 'HEAD:story-1.txt'])).toBe('story 1 v2\n');
+    expect(git(['show', `${rejected.kept}:story-1.txt`])).toBe('story 1 v1\n');
   });
 });
 

@@ -54,3 +54,32 @@ describe('renderMarkdownReport', () => {
     expect(empty).toContain('| 0 | 0 | 0 | 0 |');
   });
 });
+
+describe('renderMarkdownReport with reviews and skipped tasks', () => {
+  const review = (verdict: 'approve' | 'reject', costUsd: number) => ({ agent: 'codex', verdict, ...(verdict === 'reject' ? { reasons: 'no tests | none' } : {}), taskIds: ['T1'], attempts: 1, exhausted: false, durationMs: 1000, costUsd, inputTokens: 10, outputTokens: 5 });
+  const summary = sampleSummary({
+    tasksSkipped: 2,
+    skippedTaskIds: ['T002', 'T003'],
+    records: [
+      record({ iteration: 1, outcome: 'fail', reason: 'the reviewer (codex) rejected the work: no tests', review: review('reject', 0.01) }),
+      record({ iteration: 2, review: review('approve', 0.02) }),
+      record({ iteration: 3 }),
+    ],
+  });
+  const markdown = renderMarkdownReport(summary);
+
+  it('names the skipped tasks and sums the reviews in the totals', () => {
+    expect(markdown).toContain('| tasks remaining | tasks skipped | cost | tokens in | tokens out | reviews |');
+    expect(markdown).toContain('| 2 (T002, T003) |');
+    expect(markdown).toContain('| 2: 1 approved, 1 not, $0.0300 |');
+  });
+
+  it('has a review column: the verdict, its reasons and its cost', () => {
+    const rows = rowsOf(markdown).map(cellsOf);
+    expect(rows.map((cells) => cells.at(-1))).toEqual(['rejected by codex: no tests \\| none, $0.0100', 'approved by codex, $0.0200', '—']);
+  });
+
+  it('has no review column when no review ran', () => {
+    expect(renderMarkdownReport(sampleSummary())).not.toContain('| review |');
+  });
+});

@@ -197,3 +197,27 @@ describe('formatStatusLine', () => {
     expect(formatStatusLine(tracker.status!, T0 + 65_000, 0, { color: false, width: 200 })).toBe('⠋ ralph 20261122-020000 · starting · 1m 05s');
   });
 });
+
+describe('a review on the status line and in the plain lines', () => {
+  const review = { agent: 'codex', verdict: 'reject' as const, reasons: 'no test for greet()', taskIds: ['ws-9w6.2'], attempts: 1, exhausted: false, durationMs: 12_000, costUsd: 0.02, inputTokens: 100, outputTokens: 20 };
+
+  it('says who reviews while it runs, then counts the verdicts', () => {
+    const tracker = new RunTracker('box');
+    tracker.apply(sessionStart, T0);
+    tracker.apply({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 1000);
+    tracker.apply({ type: 'review_start', iteration: 1, agent: 'codex', taskIds: ['ws-9w6.2'] }, T0 + 2000);
+    expect(formatStatusLine(tracker.status!, T0 + 5000, 0, { color: false, width: 200 })).toBe('⠋ iteration 1/50 · reviewing with codex · 5s · ws-9w6.2 Task 1: build part 1');
+    tracker.apply({ type: 'review_end', iteration: 1, review }, T0 + 3000);
+    expect(tracker.status).toMatchObject({ state: 'running', reviewer: null, lastReview: 'rejected by codex: no test for greet()', counts: { reviewsApproved: 0, reviewsRejected: 1 } });
+    expect(formatStatusLine(tracker.status!, T0 + 5000, 0, { color: false, width: 200 })).toContain('reviews 0 approved, 1 not');
+  });
+
+  it('prints the start and the verdict of a review', () => {
+    const out = terminal();
+    const view = new LineView({ out, color: false, quiet: false, verbose: false });
+    view.emit({ type: 'review_start', iteration: 3, agent: 'codex', taskIds: ['T001', 'T002'] }, T0);
+    view.emit({ type: 'review_end', iteration: 3, review }, T0 + 12_000);
+    expect(out.text()).toMatch(/ review of iteration 3 by codex: T001 T002\n/);
+    expect(out.text()).toMatch(/ review rejected by codex: no test for greet\(\) \(12\.0s, \$0\.0200\)\n/);
+  });
+});
