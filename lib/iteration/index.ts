@@ -15,7 +15,7 @@ import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';
 import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
 import { rejectionReason, reviewIteration, type Reviewer } from './review.ts';
-import { compareWorkStates, readWorkState } from './work-state.ts';
+import { compareWorkStates, readWorkState, type WorkState } from './work-state.ts';
 
 export interface IterationContext {
   /** The repository root: ralph's own files (.ralph/) live here. */
@@ -54,6 +54,9 @@ export interface IterationOutput {
   conflict?: string[];
 }
 
+/** The work tree each workspace's last iteration left behind (see the end of runIteration). */
+const leftBehind = new WeakMap<Workspace, WorkState>();
+
 function taskCount(snapshot: Snapshot): number {
   return snapshot.remaining.length + snapshot.done.length + (snapshot.skipped?.length ?? 0);
 }
@@ -68,7 +71,9 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const prompt = await source.prompt(task, info);
   const before = workspace.worker === undefined ? mainBefore : await workspace.snapshot();
   // What the agent starts from, so what it changes can be told apart from what was changed already.
-  const workBefore = await readWorkState(workspace.git);
+  const carried = leftBehind.get(workspace);
+  leftBehind.delete(workspace);
+  const workBefore = carried && carried.head === info.head ? carried : await readWorkState(workspace.git);
 
   const run = await runAgent(
     {
@@ -109,6 +114,9 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const changes = await workspace.git.changedSince(info.head, treeAfter);
   const workAfter = await readWorkState(workspace.git, treeAfter);
   const work = compareWorkStates(workBefore, workAfter, source.bookkeepingFiles());
+  // What the source records (progress entries, history, a reviewer's reasons) and the commit messages hold
+  // no secret: gate output and the agents' text may quote one. (deep() returns the same objects when nothing changed.)
+  const clean = <T>(value: T): T => (ctx.redactor ? ctx.redactor.deep(value) : value);
   let review: ReviewRecord | undefined;
   if (ctx.review && decided.outcome === 'pass' && !vanished) {
     const known = new Map([task, ...after.remaining, ...after.done].map((item) => [item.id, item]));
@@ -116,7 +124,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     review = await reviewIteration(ctx, ctx.review, { iteration: info.iteration, tasks: reviewed, base: info.head, gates, evidence: decided.reason, workBefore: workAfter });
     if (review.verdict !== 'approve') {
       // Not approved is not done: the source takes the tasks back; the worker's changes and commits stay.
-      for (const item of reviewed) await source.reopen(item, review.reasons ?? rejectionReason(review), info);
+      for (const item of reviewed) await source.reopen(clean(item), clean(review.reasons ?? rejectionReason(review)), info);
       decided = { outcome: 'fail', reason: rejectionReason(review) };
       tasksDone = [];
     }
@@ -145,10 +153,11 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
   const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review };
-  // What the source records (progress entries, history) and the commit messages hold no secret: gate
-  // output and the agent's text may quote one. (deep() returns the same objects when nothing changed.)
-  const clean = <T>(value: T): T => (ctx.redactor ? ctx.redactor.deep(value) : value);
   const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head });
+  // What the next iteration here starts from, without another `git status`: the tree as the agent left it,
+  // or, after ralph's own commit of all of it, a clean tree at that commit (bookkeeping aside). A review may
+  // have touched the tree (and a worker's worktree moves to a new base): then the next one reads it again.
+  if (!review && workspace.worker === undefined) leftBehind.set(workspace, landed.head === changes.head ? workAfter : { head: landed.head, files: new Map() });
   record.commit = landed.commit;
   if (landed.kept) record.kept = landed.kept;
   if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, closeStep, FAST, makeSandbox, readBeads, runRalph, scenario, seedBeads, standardEpic, type Sandbox } from './helpers.ts';
-import { answer, commitAll } from './projects.ts';
+import { answer, commitAll, prdProject, report } from './projects.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -105,5 +105,31 @@ describe('the no-progress breaker, beads mode', () => {
     expect(result.stdout).toContain('review: off');
     const json = await runRalph(sandbox, ['--dry-run', '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ breaker: { noProgress: 4, taskIterations: 12 }, review: null });
+  });
+});
+
+describe('the no-progress breaker, PRD mode (ralph commits)', () => {
+  it('after ralph committed a story, iterations that change nothing are no progress', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    scenario(sandbox, [{ write: { 'app.txt': 'one\n' }, lines: [report('completed')] }, { lines: [report('partial')] }]);
+    const result = await runRalph(sandbox, ['--json', '--max-no-progress', '2', ...FAST]);
+    expect(result.code, result.stderr).toBe(1);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.records.map((record: { outcome: string; changed: boolean }) => [record.outcome, record.changed])).toEqual([
+      ['pass', true],
+      ['no_change', false],
+      ['no_change', false],
+    ]);
+    expect(summary.message).toContain('task US-002 "Second story" was tried 2 times and never completed');
+  });
+
+  it('uncommitted work a failed iteration left is not progress again in the next one', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox, undefined, 'node -e "process.exit(1)"');
+    scenario(sandbox, [{ write: { 'app.txt': 'one\n' }, lines: [report('completed')] }, { lines: [report('partial')] }]);
+    const result = await runRalph(sandbox, ['--json', '--max-no-progress', '2', ...FAST]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(JSON.parse(result.stdout).records.map((record: { changed: boolean }) => record.changed)).toEqual([true, false, false]);
   });
 });

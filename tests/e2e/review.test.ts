@@ -251,6 +251,11 @@ describe('--review, beads mode', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("--review nosuch: unknown agent 'nosuch'");
     expect(agentCalls(sandbox)).toHaveLength(0);
+    const plan = await runRalph(sandbox, ['--dry-run', '--review', 'claude:claude-opus-4']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toMatch(/^review: claude:claude-opus-4 after each passing iteration \(templates\/review-prompt\.md\): claude -p .*--model claude-opus-4/m);
+    const json = await runRalph(sandbox, ['--dry-run', '--json', '--review', 'claude:claude-opus-4']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ review: { agent: 'claude', model: 'claude-opus-4', label: 'claude:claude-opus-4' } });
   });
 });
 
