@@ -5,6 +5,8 @@
 //   npm run test:stress                          5 runs
 //   npm run test:stress -- --runs 5 --hog-runs 3 5 runs, then 3 beside the hog
 //   npm run test:stress -- --runs 10 tests/faults vitest filters after the options
+//
+// Run it in a clone you do not edit meanwhile: every run's leftover check compares `git status`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
