@@ -55,11 +55,18 @@ interface RunResult {
 interface JsonReport {
   numPassedTests: number;
   numTotalTests: number;
-  testResults: Array<{ name: string; message?: string; assertionResults: Array<{ fullName: string; status: string; failureMessages: string[] }> }>;
+  testResults: Array<{ name: string; message?: string; assertionResults: Array<{ fullName: string; status: string; duration?: number; failureMessages: string[] }> }>;
 }
 
 /** The vitest run under way, stopped (with its own clean-up) when this script is interrupted. */
 let current: ChildProcess | undefined;
+
+/** The first line of a failure; vitest's JSON keeps only the stack of a timeout, which names no cause. */
+function describeFailure(stack: string, duration: number | undefined): string {
+  const first = stack.split('\n')[0]!.slice(0, 300);
+  const took = duration === undefined ? '' : ` after ${(duration / 1000).toFixed(1)} s`;
+  return first === 'Error: STACK_TRACE_ERROR' ? `timed out (the test or one of its hooks)${took}` : `${first}${took}`;
+}
 
 function runSuite(filters: string[], scratch: string, index: number): Promise<RunResult> {
   const output = path.join(scratch, `run-${index}.json`);
@@ -81,7 +88,7 @@ function runSuite(filters: string[], scratch: string, index: number): Promise<Ru
       for (const file of report?.testResults ?? []) {
         const where = path.relative(PROJECT, file.name);
         for (const test of file.assertionResults) {
-          if (test.status === 'failed') failures.push({ name: `${where} > ${test.fullName}`, message: (test.failureMessages[0] ?? '').split('\n')[0]!.slice(0, 300) });
+          if (test.status === 'failed') failures.push({ name: `${where} > ${test.fullName}`, message: describeFailure(test.failureMessages[0] ?? '', test.duration) });
         }
         if (file.assertionResults.length === 0 && file.message) failures.push({ name: where, message: file.message.split('\n')[0]!.slice(0, 300) });
       }
