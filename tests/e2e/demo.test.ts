@@ -60,5 +60,5 @@ describe('npm run demo', () => {
     const markdown = readFileSync(reports.find((file) => file.endsWith('.md'))!, 'utf8');
     expect(markdown.match(/^\| \d+ \| gr-1\.\d /gm)).toHaveLength(4);
     expect(markdown).toContain('pass after 2 attempts');
-  }, 90_000);
+  }, 180_000);
 });

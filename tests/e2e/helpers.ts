@@ -171,9 +171,15 @@ export function runRalph(sandbox: Sandbox, args: string[], extraEnv: NodeJS.Proc
   return startRalph(sandbox, args, extraEnv).done;
 }
 
-/** Polls until `check` is true (or throws after `timeoutMs`). */
-export async function waitFor(check: () => boolean, timeoutMs = 15_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * How long any marker wait holds out at least. The deadline only turns a hang into a clear message: on the
+ * shared 2-core machine running seven suites at once, steps that take a second alone took 20 s and more.
+ */
+export const MIN_WAIT_MS = 45_000;
+
+/** Polls until `check` is true (or throws after `timeoutMs`, never less than MIN_WAIT_MS). */
+export async function waitFor(check: () => boolean, timeoutMs = MIN_WAIT_MS, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + Math.max(timeoutMs, MIN_WAIT_MS);
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));

@@ -28,7 +28,7 @@ interface Result {
 
 function run(bin: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(bin, args, { ...options, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(bin, args, { ...options, encoding: 'utf8', timeout: 110_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -130,5 +130,5 @@ describe('examples/ralph-tmux.sh', () => {
     expect(pane(1).trim()).not.toBe('');
     tmuxRun('kill-session', '-t', `=${name}`);
     expect(() => tmuxRun('has-session', '-t', `=${name}`)).toThrow();
-  }, 90_000);
+  }, 180_000);
 });

@@ -174,7 +174,7 @@ describe('the HTML report in a real browser', () => {
         '--window-size=1200,900',
         `file://${html}`,
       ],
-      45_000,
+      120_000,
       // Its own HOME: chromium keeps crash-report settings in ~/.config and a dconf cache in ~/.cache.
       { ...process.env, HOME: dir },
     );
@@ -197,5 +197,5 @@ describe('the HTML report in a real browser', () => {
     const chart = countColours(image, { x0: 0, y0: rows[0]!, x1: image.width, y1: rows.at(-1)! + 1 });
     expect(chart.green).toBeGreaterThan(1500);
     expect(chart.red).toBeGreaterThan(1000);
-  }, 60_000);
+  }, 150_000);
 });
