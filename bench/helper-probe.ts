@@ -1,6 +1,7 @@
 // Run by bench/helper.ts in a fresh process: the per-call cost of a helper command through zx's `$`
 // (lib/process/helper.ts) against raw spawn and execFile, and whether helper calls leave `await` slower
 // (per-call `$({...})`/within() would switch on promise hooks for the whole process on Node 20).
+import { executionAsyncId } from 'node:async_hooks';
 import { execFile, spawn } from 'node:child_process';
 import { runCommand } from '../lib/process/helper.ts';
 
@@ -27,15 +28,23 @@ async function viaZx(): Promise<void> {
   if (result.exitCode !== 0) throw new Error(`${bin} exited ${result.exitCode}: ${result.stderr}`);
 }
 
-/** Milliseconds for 3 million awaits of a resolved promise (the shape of every async step in ralph). */
+/** CPU milliseconds for 3 million awaits of a resolved promise (the shape of every async step in ralph). */
 async function awaitLoop(): Promise<number> {
-  const started = performance.now();
+  const started = process.cpuUsage();
   for (let index = 0; index < 3_000_000; index += 1) await undefined;
-  return performance.now() - started;
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / 1000;
+}
+
+/** Whether promise hooks are on: only then does an await continuation get an async id. */
+async function promiseHooksOn(): Promise<boolean> {
+  await null;
+  return executionAsyncId() !== 0;
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+const hooksBefore = await promiseHooksOn();
 const awaitsBefore: number[] = [];
 for (let index = 0; index < 3; index += 1) awaitsBefore.push(await awaitLoop());
 
@@ -52,12 +61,14 @@ for (let round = 0; round < rounds; round += 1) {
   }
 }
 
+const hooksAfter = await promiseHooksOn();
 const awaitsAfter: number[] = [];
 for (let index = 0; index < 3; index += 1) awaitsAfter.push(await awaitLoop());
 
 // What a per-call option would have cost: one within() switches promise hooks on for good.
 const { within } = await import('zx/core');
 within(() => undefined);
+const hooksAfterWithin = await promiseHooksOn();
 const awaitsWithin: number[] = [];
 for (let index = 0; index < 3; index += 1) awaitsWithin.push(await awaitLoop());
 
@@ -67,6 +78,9 @@ process.stdout.write(
     spawnMs: median(times.spawn),
     execFileMs: median(times.execFile),
     zxMs: median(times.zx),
+    hooksBefore,
+    hooksAfter,
+    hooksAfterWithin,
     awaitsBeforeMs: median(awaitsBefore),
     awaitsAfterMs: median(awaitsAfter),
     awaitsAfterWithinMs: median(awaitsWithin),

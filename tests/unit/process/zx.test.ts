@@ -48,7 +48,7 @@ describe('the zx configuration', () => {
     expect($.timeout).toBeUndefined();
   });
 
-  it('ignores ZX_* variables in the environment: no injection, no echo, no timeout, no other folder', () => {
+  it('ignores ZX_* variables in the environment (no injection, echo, timeout or other folder) and leaves promise hooks off', () => {
     const dir = temp();
     mkdirSync(path.join(dir, 'node_modules', '.bin'), { recursive: true });
     // ZX_PREFER_LOCAL would put this `echo` first on PATH.
@@ -62,7 +62,11 @@ describe('the zx configuration', () => {
       const echoed = await runCommand('echo', [value], options);
       const slow = await runCommand('sleep', ['0.3'], options);
       const text = await runShellText('pwd', options);
-      console.log(JSON.stringify({ shell: $.shell, prefix: $.prefix, verbose: $.verbose, quiet: $.quiet, echoed, slow, text, value }));
+      // Promise hooks stay off (only global $ options are used): an await continuation has no async id.
+      const { executionAsyncId } = await import('node:async_hooks');
+      await null;
+      const asyncId = executionAsyncId();
+      console.log(JSON.stringify({ shell: $.shell, prefix: $.prefix, verbose: $.verbose, quiet: $.quiet, echoed, slow, text, value, asyncId }));
     `;
     const { stdout, stderr } = runScript(dir, code, { ...process.env, ...HOSTILE_ZX_ENV });
     const seen = JSON.parse(stdout) as Record<string, any>;
@@ -74,6 +78,7 @@ describe('the zx configuration', () => {
     // ZX_TIMEOUT=50 did not cut a 300 ms command short; ZX_CWD=/ did not move it.
     expect(seen.slow).toMatchObject({ exitCode: 0, end: 'exit' });
     expect(seen.text).toMatchObject({ exitCode: 0, stdout: `${dir}\n` });
+    expect(seen.asyncId).toBe(0);
     expect(readdirSync(dir).filter((name) => name.startsWith('pwned'))).toEqual([]);
     // No command echo on stderr.
     expect(stderr).toBe('');
