@@ -95,15 +95,16 @@ describe('the no-progress breaker, beads mode', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'limit_reached', iterations: 7 });
   });
 
-  it('--dry-run shows both limits, from the config file', async () => {
+  it('--dry-run shows both limits and the reviewer, from the config file', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
-    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ maxNoProgress: 4, maxTaskIterations: 12 }));
+    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ maxNoProgress: 4, maxTaskIterations: 12, review: 'claude' }));
     const result = await runRalph(sandbox, ['--dry-run']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('no-progress breaker: stop (exit 1) after 4 iterations in a row that finish no task and change nothing; or after 12 in a row on one task without finishing it');
-    expect(result.stdout).toContain('review: off');
-    const json = await runRalph(sandbox, ['--dry-run', '--json']);
+    expect(result.stdout).toMatch(/^review: claude after each passing iteration/m);
+    // The flag wins over the file: --review none turns the reviewer off.
+    const json = await runRalph(sandbox, ['--dry-run', '--json', '--review', 'none']);
     expect(JSON.parse(json.stdout)).toMatchObject({ breaker: { noProgress: 4, taskIterations: 12 }, review: null });
   });
 });

@@ -95,6 +95,26 @@ describe('--review, Spec Kit mode', () => {
     expect(tracking.tasks[0].review).toBeUndefined();
   });
 
+  it('rejections in a row count as failures toward the skip rule: the third skips the task', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox, `${TASKS}- [ ] T002 [US1] Document greet()\n`);
+    const t2 = { edit: [tick('T002')], lines: [answer('Documented.')] };
+    scenario(sandbox, [worker(1), reject('no test'), worker(2), reject('still no test'), worker(3), reject('the test does not assert'), t2, approve]);
+    const result = await runRalph(sandbox, ['--json', '--review', 'claude', ...FAST]);
+    // T001 is set aside (still open work), T002 is done: the run ends stuck, naming the skipped task.
+    expect(result.code, result.stderr).toBe(1);
+    const summary = JSON.parse(result.stdout) as { records: Row[]; tasksRemaining: number; skippedTaskIds: string[] };
+    expect(summary.records.map((record) => [record.outcome, record.review?.verdict])).toEqual([
+      ['fail', 'reject'],
+      ['fail', 'reject'],
+      ['fail', 'reject'],
+      ['pass', 'approve'],
+    ]);
+    expect(summary).toMatchObject({ tasksRemaining: 0, skippedTaskIds: ['T001'] });
+    expect(result.stderr).toMatch(/T001 failed 3 iterations in a row: skipped/);
+    expect(result.stderr).toMatch(/0 remaining, 1 skipped \(T001\)/);
+  });
+
   it('a review without a verdict line is retried, never taken as approval', async () => {
     sandbox = makeSandbox();
     specKitProject(sandbox, TASKS);

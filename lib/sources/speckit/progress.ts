@@ -219,7 +219,9 @@ export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: strin
       status: task.done ? 'done' : skipped ? 'skipped' : 'open',
       attempts: before?.attempts ?? 0,
       failures: before?.failures ?? 0,
-      consecutiveFailures: task.done ? 0 : (before?.consecutiveFailures ?? 0),
+      // A box ticked now may be unticked again (a reviewer's rejection): only a passing iteration
+      // (recordIteration) ends the run of failures, not a glimpse of the tick.
+      consecutiveFailures: before?.consecutiveFailures ?? 0,
       skipped,
       lastIteration: before?.lastIteration,
       lastOutcome: before?.lastOutcome,

@@ -163,6 +163,21 @@ describe('tracking', () => {
     expect(data.tasks[1]).toMatchObject({ failures: 4, consecutiveFailures: 1, skipped: false });
   });
 
+  it('a tick seen between failures (a rejected attempt, unticked again) does not end the run of failures', () => {
+    let data = start();
+    const ticked = parseTasksMd('## Phase 1: Setup\n- [x] T001 a\n- [X] T002 b\n## Phase 2: User Story 1 - S (Priority: P1)\n- [ ] T003 [US1] c\n');
+    const skippedAt: boolean[] = [];
+    for (const iteration of [1, 2, 3]) {
+      // The agent ticks T002, ralph reads tasks.md, the review rejects it and unticks it, the iteration fails.
+      data = syncTracking(data, ticked, 'now');
+      data = syncTracking(data, parsed, 'now');
+      const out = recordIteration(data, { iteration, taskId: 'T002', kind: 'fail', tasksDone: [] });
+      data = out.tracking;
+      skippedAt.push(out.newlySkipped);
+    }
+    expect(skippedAt).toEqual([false, false, true]);
+  });
+
   it('a skipped task checked off by hand becomes done', () => {
     const data = start();
     data.tasks[1]!.skipped = true;
