@@ -58,6 +58,15 @@ export class InterruptedError extends RalphError {
   }
 }
 
+/** `ralph stop` was obeyed: the run ends like an interruption (130), with its own message. */
+export class StopRequestedError extends InterruptedError {
+  constructor(message: string) {
+    super('SIGINT');
+    this.message = message;
+    this.name = 'StopRequestedError';
+  }
+}
+
 /** Turns an abort reason into the error it stands for. */
 export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;

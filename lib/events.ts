@@ -101,6 +101,11 @@ export type RunEvent =
   | { type: 'review_start'; iteration: number; agent: string; taskIds: string[] }
   | { type: 'review_end'; iteration: number; review: ReviewRecord }
   | { type: 'iteration_end'; record: IterationRecord }
+  /** A stop, pause or unpause request from another terminal (lib/control), seen by the run. */
+  | { type: 'control'; request: 'stop' | 'pause' | 'unpause'; requestedAt: number; by: string }
+  /** The loop holds before starting an agent: paused since `since`. */
+  | { type: 'paused'; since: number }
+  | { type: 'resumed'; pausedMs: number }
   | { type: 'session_end'; summary: RunSummary };
 
 export interface EventSink {
@@ -137,7 +142,8 @@ export class EventBus {
     }
   }
 
+  /** Closes the sinks last-added first, so what a late sink says while closing still reaches the earlier ones. */
   async close(): Promise<void> {
-    for (const sink of this.sinks) await Promise.resolve(sink.close?.()).catch(() => undefined);
+    for (const sink of [...this.sinks].reverse()) await Promise.resolve(sink.close?.()).catch(() => undefined);
   }
 }

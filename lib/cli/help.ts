@@ -1,6 +1,6 @@
 import { envName, OPTIONS, type OptionSpec } from '../config/options.ts';
 
-const GROUP_ORDER: OptionSpec['group'][] = ['Run', 'Agent', 'Retries and limits', 'Spec Kit', 'PRD', 'Containment', 'Output', 'General'];
+const GROUP_ORDER: OptionSpec['group'][] = ['Run', 'Agent', 'Retries and limits', 'Spec Kit', 'PRD', 'Containment', 'Output', 'Notify and serve', 'General'];
 
 /** --help: commands, options grouped with defaults and env names, exit codes. */
 export function helpText(version: string): string {
@@ -15,6 +15,10 @@ export function helpText(version: string): string {
     '  init       write .rulebook-ralph/prd.json from rulebook tasks',
     '  status     show the state of a run in this repo (works from another terminal)',
     '  report     write the report of a session (the latest by default)',
+    '  stop       end the run of this repo after its current iteration (--now: at once, like Ctrl+C)',
+    '  pause      let the current iteration finish, then start no new one until unpause',
+    '  unpause    let a paused run go on',
+    '  serve      a live page of the current or last run at http://127.0.0.1:7420/',
   ];
   for (const group of GROUP_ORDER) {
     const options = OPTIONS.filter((option) => option.group === group);
@@ -36,7 +40,7 @@ export function helpText(version: string): string {
     '  0    all tasks complete',
     '  1    failure: prerequisite missing, lock held, agent still failing after retries, no task can make progress',
     '  2    iteration limit (or --max-cost budget) reached with tasks remaining',
-    '  130  interrupted by Ctrl+C (SIGINT)',
+    '  130  interrupted by Ctrl+C (SIGINT), or stopped by ralph stop',
     '  143  terminated by SIGTERM',
   );
   return `${lines.join('\n')}\n`;

@@ -37,6 +37,12 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
         return await (await import('./status.ts')).statusCommand(parsed, deps, signal);
       case 'report':
         return await (await import('./report.ts')).reportCommand(parsed, deps);
+      case 'stop':
+      case 'pause':
+      case 'unpause':
+        return await (await import('./control.ts')).controlCommand(parsed, deps);
+      case 'serve':
+        return await (await import('./serve.ts')).serveCommand(parsed, deps, signal);
       case 'init':
         return await (await import('./init.ts')).initCommand(parsed, deps);
       default:

@@ -10,7 +10,7 @@ export interface OptionSpec {
   choices?: readonly string[];
   /** Smallest value for numeric kinds. */
   min?: number;
-  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Containment' | 'Output' | 'General';
+  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Containment' | 'Output' | 'Notify and serve' | 'General';
   /** Shown in --help; the real defaults live in config.ts. */
   defaultText?: string;
   help: string;
@@ -20,7 +20,7 @@ export interface OptionSpec {
   configurable?: boolean;
 }
 
-export const COMMANDS = ['run', 'init', 'resume', 'status', 'report'] as const;
+export const COMMANDS = ['run', 'init', 'resume', 'status', 'report', 'stop', 'pause', 'unpause', 'serve'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const OPTIONS: readonly OptionSpec[] = [
@@ -63,6 +63,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'quiet', short: 'q', kind: 'boolean', group: 'Output', help: 'only iteration summaries and the result' },
   { name: 'verbose', short: 'v', kind: 'boolean', group: 'Output', help: "add the agent's full text" },
   { name: 'watch', kind: 'boolean', group: 'Output', configurable: false, help: "'ralph status': refresh every second until Ctrl+C" },
+  { name: 'notify', kind: 'list', group: 'Notify and serve', arg: 'URL', help: 'POST a message to this webhook on start, end, failures, usage-limit waits, stop and pause (repeatable)' },
+  { name: 'notify-events', kind: 'list', group: 'Notify and serve', arg: 'LIST', defaultText: 'all: start,end,failure,usage-limit,stop,pause', help: 'which events --notify sends (comma-separated)' },
+  { name: 'notify-format', kind: 'string', choices: ['generic', 'slack', 'discord', 'ntfy'], group: 'Notify and serve', arg: 'NAME', defaultText: 'from the URL, else generic', help: 'message shape: generic JSON, or what Slack, Discord or ntfy expect' },
+  { name: 'notify-timeout', kind: 'duration', group: 'Notify and serve', arg: 'DURATION', defaultText: '5s', help: 'longest wait for a webhook (one retry); the loop never waits for it' },
+  { name: 'now', kind: 'boolean', group: 'Notify and serve', configurable: false, help: "'ralph stop': stop the agent at once, like Ctrl+C, instead of after the current iteration" },
+  { name: 'port', kind: 'int', min: 0, group: 'Notify and serve', arg: 'N', defaultText: '7420', help: "'ralph serve': port of the live page (0: any free port)" },
+  { name: 'host', kind: 'string', group: 'Notify and serve', arg: 'ADDRESS', defaultText: '127.0.0.1', help: "'ralph serve': address to listen on; beyond loopback the page is read-only" },
   { name: 'help', short: 'h', kind: 'boolean', group: 'General', configurable: false, help: 'show this help' },
   { name: 'version', short: 'V', kind: 'boolean', group: 'General', configurable: false, help: 'print the version' },
 ];

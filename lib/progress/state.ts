@@ -4,7 +4,7 @@ import { formatDuration } from '../duration.ts';
 import type { RunEvent, RunStatus } from '../events.ts';
 import { reviewLine } from '../review-text.ts';
 
-export type RunState = 'starting' | 'running' | 'reviewing' | 'backing_off' | 'waiting_usage_reset' | 'finished';
+export type RunState = 'starting' | 'running' | 'reviewing' | 'backing_off' | 'waiting_usage_reset' | 'paused' | 'finished';
 
 export interface RunCounts {
   iterations: number;
@@ -63,6 +63,10 @@ export interface RunStatusFile {
   reviewer?: string | null;
   /** The last review's verdict in words, e.g. `rejected by codex: no tests`. */
   lastReview?: string | null;
+  /** `ralph pause` is in force since then: no new iteration starts (state `paused` once the loop holds). */
+  pausedSince: string | null;
+  /** `ralph stop` was asked then: the run ends after the current iteration. */
+  stopRequestedAt: string | null;
 }
 
 /** How much an event changed: `state` must reach disk at once, `activity` may be throttled. */
@@ -116,6 +120,8 @@ export class RunTracker {
         skippedTaskIds: null,
         reviewer: null,
         lastReview: null,
+        pausedSince: null,
+        stopRequestedAt: null,
       };
       return 'state';
     }
@@ -200,9 +206,23 @@ export class RunTracker {
         s.costUsd = this.endedCostUsd;
         return 'state';
       }
+      case 'control':
+        if (event.request === 'stop') s.stopRequestedAt = iso(event.requestedAt);
+        else if (event.request === 'pause') s.pausedSince = iso(event.requestedAt);
+        else s.pausedSince = null;
+        return 'state';
+      case 'paused':
+        s.state = 'paused';
+        s.pausedSince = iso(event.since);
+        return 'state';
+      case 'resumed':
+        this.toRunning(s);
+        s.pausedSince = null;
+        return 'state';
       case 'session_end': {
         const summary = event.summary;
         s.state = 'finished';
+        s.pausedSince = null;
         s.waitUntil = null;
         s.waitReason = null;
         s.status = summary.status;
@@ -239,8 +259,23 @@ export function formatClock(at: number, now: number): string {
   return dayjs(at).isSame(dayjs(now), 'day') ? dayjs(at).format('HH:mm:ss') : dayjs(at).format('YYYY-MM-DD HH:mm:ss');
 }
 
-/** The state in words, with the wait's end and countdown: `backing off until 12:03:04 (4s)`. */
-export function describeState(status: Pick<RunStatusFile, 'state' | 'waitUntil' | 'attempt' | 'status' | 'exitCode'> & { reviewer?: string | null }, now: number): string {
+type Described = Pick<RunStatusFile, 'state' | 'waitUntil' | 'attempt' | 'status' | 'exitCode'> & { reviewer?: string | null } & Partial<Pick<RunStatusFile, 'pausedSince' | 'stopRequestedAt'>>;
+
+/**
+ * The state in words, with the wait's end and countdown: `backing off until 12:03:04 (4s)`, then what
+ * was asked from another terminal: `paused since 12:03:04`, `stopping after this iteration`.
+ */
+export function describeState(status: Described, now: number): string {
+  const base = describeBaseState(status, now);
+  if (status.state === 'finished') return base;
+  const paused = status.pausedSince ? Date.parse(status.pausedSince) : NaN;
+  const extra: string[] = [];
+  if (status.stopRequestedAt) extra.push(status.state === 'paused' ? 'stopping' : 'stopping after this iteration');
+  else if (Number.isFinite(paused) && status.state !== 'paused') extra.push(`paused since ${formatClock(paused, now)}: no new iteration starts`);
+  return extra.length > 0 ? `${base}; ${extra.join('; ')}` : base;
+}
+
+function describeBaseState(status: Described, now: number): string {
   const until = status.waitUntil ? Date.parse(status.waitUntil) : NaN;
   switch (status.state) {
     case 'starting':
@@ -255,6 +290,10 @@ export function describeState(status: Pick<RunStatusFile, 'state' | 'waitUntil' 
     case 'waiting_usage_reset':
       if (!Number.isFinite(until) || until <= now) return 'usage limit reset: resuming';
       return `waiting for usage reset until ${formatClock(until, now)} (${formatCountdown(until - now)})`;
+    case 'paused': {
+      const since = status.pausedSince ? Date.parse(status.pausedSince) : NaN;
+      return Number.isFinite(since) ? `paused since ${formatClock(since, now)} (ralph unpause goes on)` : 'paused';
+    }
     case 'finished':
       return `finished: ${status.status ?? 'unknown'}${status.exitCode === null ? '' : ` (exit ${status.exitCode})`}`;
   }

@@ -5,12 +5,14 @@ import path from 'node:path';
 import { stopOrphanedAgent } from '../process/agent-pid.ts';
 import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
-import { errorMessage, InterruptedError, PrerequisiteError, RalphError } from '../errors.ts';
+import { createControl } from '../control/index.ts';
+import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { resolveGates, runGates } from '../gates.ts';
 import { excludeRalphFiles } from '../git.ts';
 import { createUsageWait } from '../iteration/usage-wait.ts';
 import { acquireLock, inspectLock, type HeldLock } from '../lock.ts';
+import { createNotifySink, notifySettings } from '../notify/index.ts';
 import { killActiveNow } from '../process/runner.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
@@ -85,6 +87,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       return await printPlan(prepared, lockState, deps);
     }
     if (prepared.problems.length > 0) throw new PrerequisiteError(prepared.problems);
+    const notify = notifySettings(config);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
     if (source.name === 'speckit' && (await prepared.git.isDirty().catch(() => false))) {
       warn('git has uncommitted changes: the agent will start from them and may commit them with its story');
@@ -100,11 +103,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
     const held = lock;
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
+    if (notify) bus.add(createNotifySink(notify, root, (text) => redactor.text(text), warn));
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
       held.releaseSync();
     });
+    // `ralph stop` and `ralph pause` from another terminal, addressed to this lock.
+    const control = createControl({ root, target: { pid: held.info.pid, startedAt: held.info.startedAt }, bus, deps, signal });
     try {
       // An agent a kill -9'd run left behind would edit the repo beside ours: stop it before recovery reads the state.
       const orphan = await stopOrphanedAgent(root, config.killGrace);
@@ -128,7 +134,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
       const git = prepared.git;
       const result = await runLoop({
-        usageWait: createUsageWait(deps, bus),
+        usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
+        control,
         // The gates run in the same sandbox as the agent, in the folder it worked in.
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
         commit: commitOn && config.parallel === 1
@@ -155,13 +162,15 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd });
       finished = true;
     } finally {
+      control.close();
       dropForced();
     }
   } catch (error) {
     if (error instanceof InterruptedError) {
       const left = await prepared?.source.snapshot().catch(() => undefined);
       const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
-      summary = summarize('interrupted', error.exitCode, `interrupted by ${error.signal}; the agent was stopped`, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
+      const message = error instanceof StopRequestedError ? error.message : `interrupted by ${error.signal}; the agent was stopped`;
+      summary = summarize('interrupted', error.exitCode, message, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
     } else {
       if (!(error instanceof RalphError)) throw error;
       view.clear?.();

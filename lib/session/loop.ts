@@ -5,9 +5,10 @@
 import { mkdirSync } from 'node:fs';
 import type { Agent } from '../agents/types.ts';
 import type { Config } from '../config.ts';
+import type { Control } from '../control/index.ts';
 import { decideNext } from '../decide.ts';
 import type { Deps } from '../deps.ts';
-import { abortError, errorMessage, ExitCode, RalphError } from '../errors.ts';
+import { abortError, errorMessage, ExitCode, RalphError, StopRequestedError } from '../errors.ts';
 import type { EventBus, IterationRecord, RunStatus, RunSummary } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Git } from '../git.ts';
@@ -55,6 +56,8 @@ export interface LoopContext {
   redactor?: Redactor;
   /** Wraps the agent's command for the folder it works in (--sandbox bwrap). */
   wrap?: CommandWrap;
+  /** `ralph stop` / `ralph pause` from another terminal (lib/control); absent when nobody can steer. */
+  control?: Pick<Control, 'gate' | 'changed'>;
 }
 
 export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
@@ -181,6 +184,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     idle.push(ended.slot);
     idle.sort((a, b) => a - b);
     if ('error' in ended) {
+      // A stop ended this iteration's usage-limit wait: nothing to record, and the others finish their own.
+      if (ended.error instanceof StopRequestedError) return;
       if (ended.error instanceof ClaimLostError) {
         bus.emit({ type: 'warning', message: `${errorMessage(ended.error)}; picking another task` });
         return;
@@ -235,7 +240,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     for (;;) {
       if (signal.aborted && running.size === 0) throw firstError ?? abortError(signal);
       if (running.size === 0 && failure !== undefined) return finish('failed', ExitCode.failure, failure, lastSnapshot);
-      if (!signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
+      // Steering: no new iteration while paused or stopping; a stop ends the run once nothing runs.
+      const steer = ctx.control?.gate(running.size, ctx.records.at(-1)?.iteration);
+      if (steer?.stop && running.size === 0) return finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
+      if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
         const before = await source.snapshot();
         lastSnapshot = before;
         if (running.size === 0) {
@@ -260,6 +268,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const waits: Array<Promise<Ended | undefined>> = [...running.values()].map((entry) => entry.ended);
       const pause = ctx.usageWait.pending;
       if (pause) waits.push(pause.then(() => undefined));
+      if (steer?.hold) waits.push(ctx.control!.changed().then(() => undefined));
       if (waits.length === 0) {
         // Nothing runs and nothing could start: every open task waits on one that cannot start.
         return finish('failed', ExitCode.failure, failure ?? source.explainStuck(lastSnapshot ?? (await source.snapshot())), lastSnapshot);

@@ -44,7 +44,7 @@ export function formatStatusLine(status: RunStatusFile, now: number, frame: numb
   const text = plain.length > width ? `${plain.slice(0, width - 1).join('')}…` : plain.join('');
   if (!options.color) return text;
   const rest = text.slice(1);
-  const colour = status.state === 'backing_off' ? 'yellow' : status.state === 'waiting_usage_reset' ? 'magenta' : undefined;
+  const colour = status.state === 'backing_off' || status.state === 'paused' ? 'yellow' : status.state === 'waiting_usage_reset' ? 'magenta' : undefined;
   return `${paint(true, 'cyan', text.slice(0, 1))}${colour === undefined ? rest : paint(true, colour, rest)}`;
 }
 

@@ -80,6 +80,17 @@ export class LineView implements EventSink {
         this.line(`review ${reviewLine(review)} (${formatDuration(review.durationMs)}${cost})`, at, review.verdict === 'approve' ? 'green' : 'red');
         break;
       }
+      case 'control':
+        if (event.request === 'stop') this.line(`stop requested by ${event.by}: the run ends after the current iteration`, at, 'yellow');
+        else if (event.request === 'pause') this.line(`pause requested by ${event.by}: no new iteration starts until 'ralph unpause'`, at, 'yellow');
+        else this.line('pause lifted', at, 'yellow');
+        break;
+      case 'paused':
+        this.line(`paused since ${dayjs(event.since).format('YYYY-MM-DD HH:mm:ss')}: waiting for 'ralph unpause' (or 'ralph stop')`, at, 'yellow');
+        break;
+      case 'resumed':
+        this.line(`resumed after a pause of ${formatDuration(event.pausedMs)}`, at, 'yellow');
+        break;
       case 'iteration_end': {
         const record = event.record;
         const colour: Colour = record.outcome === 'pass' ? 'green' : record.outcome === 'fail' ? 'red' : 'yellow';

@@ -137,6 +137,8 @@ export interface AgentCall {
   cwd: string;
   env: Record<string, string>;
   pid: number;
+  /** When the fake started (ISO). */
+  time: string;
 }
 
 export function agentCalls(sandbox: Sandbox): AgentCall[] {

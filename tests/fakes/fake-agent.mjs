@@ -19,6 +19,7 @@
 //   touch: an absolute path created once the step started; awaitFiles: absolute paths it waits for (30 s
 //     at most) before going on: a barrier that holds agents of several workers until all have started
 //   awaitContent: [{ file, includes }] waits (30 s at most) until each absolute file contains the text
+//   waitFile: an absolute path; after the marker, wait until that file exists (the test releases the step)
 //   bytes/lineBytes: flood stdout with that many bytes of assistant events of about lineBytes each
 //   chunks: [{ text, stream: "stdout"|"stderr", waitForLog }] raw writes after the lines, in order, no newline
 //           added; waitForLog first waits until ralph's iteration log (.ralph/logs/*/iteration-*) holds that
@@ -86,6 +87,7 @@ const step = steps[Math.min(index, steps.length - 1)] ?? {};
 
 if (step.ignoreTerm) process.on('SIGTERM', () => {});
 if (step.marker) process.stderr.write(step.marker + '\n');
+if (step.waitFile) while (!existsSync(step.waitFile)) await new Promise((resolve) => setTimeout(resolve, 20));
 
 for (const command of step.run ?? []) {
   try {

@@ -60,6 +60,8 @@ describe('StatusFileSink', () => {
       skippedTaskIds: null,
       reviewer: null,
       lastReview: null,
+      pausedSince: null,
+      stopRequestedAt: null,
     });
 
     expect(at(1)).toMatchObject({ state: 'running', iteration: 1, maxIterations: 50, attempt: 1, task: { id: task.id, title: task.title }, lastEventAt: iso(1000) });
@@ -142,6 +144,26 @@ describe('StatusFileSink', () => {
   });
 });
 
+describe('StatusFileSink and steering', () => {
+  it('records a stop request, a pause, the hold and the resume', () => {
+    const root = temp();
+    const sink = new StatusFileSink(root, { host: 'box' });
+    sink.emit(sessionStart, T0);
+    sink.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 1000);
+    sink.emit({ type: 'control', request: 'pause', requestedAt: T0 + 2000, by: 'ralph pause (PID 7)' }, T0 + 2100);
+    expect(read(root)).toMatchObject({ state: 'running', pausedSince: iso(2000), stopRequestedAt: null });
+    sink.emit({ type: 'paused', since: T0 + 2000 }, T0 + 5000);
+    expect(read(root)).toMatchObject({ state: 'paused', pausedSince: iso(2000) });
+    sink.emit({ type: 'control', request: 'unpause', requestedAt: T0 + 6000, by: 'ralph unpause' }, T0 + 6000);
+    sink.emit({ type: 'resumed', pausedMs: 1000 }, T0 + 6000);
+    expect(read(root)).toMatchObject({ state: 'running', pausedSince: null });
+    sink.emit({ type: 'control', request: 'stop', requestedAt: T0 + 7000, by: 'ralph stop (PID 8)' }, T0 + 7000);
+    expect(read(root)).toMatchObject({ stopRequestedAt: iso(7000) });
+  });
+});
+
+const dayjsClock = (at: number): string => new Date(at).toTimeString().slice(0, 8);
+
 describe('describeState', () => {
   const base = { attempt: 1, status: null, exitCode: null, waitUntil: null } as const;
   const now = Date.parse('2026-11-22T12:00:00Z');
@@ -152,6 +174,16 @@ describe('describeState', () => {
     expect(describeState({ ...base, state: 'backing_off', attempt: 2, waitUntil: new Date(now - 1).toISOString() }, now)).toBe('retrying (attempt 2)');
     expect(describeState({ ...base, state: 'waiting_usage_reset', waitUntil: new Date(now + 2 * 3_600_000).toISOString() }, now)).toMatch(/^waiting for usage reset until .*\(2h 00m\)$/);
     expect(describeState({ ...base, state: 'finished', status: 'limit_reached', exitCode: 2 }, now)).toBe('finished: limit_reached (exit 2)');
+  });
+
+  it('adds what was asked from another terminal: a pause, a stop', () => {
+    const since = new Date(now - 60_000).toISOString();
+    expect(describeState({ ...base, state: 'paused', pausedSince: since }, now)).toBe(`paused since ${dayjsClock(now - 60_000)} (ralph unpause goes on)`);
+    expect(describeState({ ...base, state: 'running', pausedSince: since }, now)).toBe(`running; paused since ${dayjsClock(now - 60_000)}: no new iteration starts`);
+    expect(describeState({ ...base, state: 'waiting_usage_reset', waitUntil: new Date(now + 90_000).toISOString(), pausedSince: since }, now)).toMatch(/^waiting for usage reset until .* \(1m 30s\); paused since \d\d:\d\d:\d\d: no new iteration starts$/);
+    expect(describeState({ ...base, state: 'running', stopRequestedAt: since, pausedSince: since }, now)).toBe('running; stopping after this iteration');
+    expect(describeState({ ...base, state: 'paused', stopRequestedAt: since, pausedSince: since }, now)).toMatch(/^paused since .*; stopping$/);
+    expect(describeState({ ...base, state: 'finished', status: 'interrupted', exitCode: 130, stopRequestedAt: since }, now)).toBe('finished: interrupted (exit 130)');
   });
 
   it('formats countdowns in whole seconds under a minute', () => {

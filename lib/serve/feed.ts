@@ -1,0 +1,161 @@
+// The live picture of one repo's run for `ralph serve`: events.jsonl tailed into the model, status.json
+// and the lock read beside it, the past reports listed. Only reads; polls a few small stats per tick.
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { inspectLock } from '../lock.ts';
+import { eventsPath } from '../progress/event-log.ts';
+import type { RunStatusFile } from '../progress/state.ts';
+import { readStatusFile, statusPath } from '../progress/status-file.ts';
+import { reportsDir } from '../report/index.ts';
+import { emptyModel, foldLine, parseLine, type LiveModel } from './model.ts';
+import { lastSessionOffset, LineTail } from './tail.ts';
+
+export interface ReportLink {
+  session: string;
+  html: string | null;
+  markdown: string | null;
+}
+
+/** Everything the page renders; sent whole on each change (it stays small: the activity is bounded). */
+export interface PageState {
+  repo: string;
+  serverTime: string;
+  model: LiveModel;
+  /** The session's process still holds the lock. */
+  alive: boolean;
+  /** status.json when it belongs to the session shown. */
+  status: RunStatusFile | null;
+  /** status.json's `workers` when a run has several (shown as they are). */
+  workers: unknown[] | null;
+  reports: ReportLink[];
+  /** Whether the page may offer pause and stop buttons. */
+  control: boolean;
+}
+
+const MAX_REPORTS = 30;
+
+/** The reports in .ralph/reports/, newest first. */
+export function listReports(root: string): ReportLink[] {
+  let names: string[];
+  try {
+    names = readdirSync(reportsDir(root));
+  } catch {
+    return [];
+  }
+  const sessions = new Map<string, ReportLink>();
+  for (const name of names) {
+    const match = /^([\w.-]+)\.(html|md)$/.exec(name);
+    if (!match) continue;
+    const link = sessions.get(match[1]!) ?? { session: match[1]!, html: null, markdown: null };
+    if (match[2] === 'html') link.html = `reports/${encodeURIComponent(name)}`;
+    else link.markdown = `reports/${encodeURIComponent(name)}`;
+    sessions.set(match[1]!, link);
+  }
+  return [...sessions.values()].sort((a, b) => b.session.localeCompare(a.session)).slice(0, MAX_REPORTS);
+}
+
+function statKey(file: string): string {
+  try {
+    const stat = statSync(file);
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return '';
+  }
+}
+
+export class LiveFeed {
+  private model: LiveModel = emptyModel();
+  private readonly tail: LineTail;
+  private status: RunStatusFile | undefined;
+  private statusKey = '';
+  private reportsKey = '';
+  private reports: ReportLink[] = [];
+  private alive = false;
+  private version = 0;
+
+  constructor(
+    private readonly root: string,
+    private readonly options: { control: boolean; now?: () => number } = { control: false },
+  ) {
+    this.tail = new LineTail(eventsPath(root));
+    this.reload();
+    this.poll();
+  }
+
+  /** Grows with every change: the server sends a new state when it moved. */
+  get changes(): number {
+    return this.version;
+  }
+
+  /** Looks at the files once; true when anything the page shows changed. */
+  poll(): boolean {
+    let changed = false;
+    const read = this.tail.read();
+    if (read.reset) {
+      this.reload();
+      return true;
+    }
+    for (const text of read.lines) {
+      const line = parseLine(text);
+      if (!line) continue;
+      foldLine(this.model, line);
+      changed = true;
+    }
+    const statusKey = statKey(statusPath(this.root));
+    if (statusKey !== this.statusKey) {
+      this.statusKey = statusKey;
+      this.status = readStatusFile(this.root);
+      changed = true;
+    }
+    const reportsKey = statKey(reportsDir(this.root));
+    if (reportsKey !== this.reportsKey) {
+      this.reportsKey = reportsKey;
+      this.reports = listReports(this.root);
+      changed = true;
+    }
+    const lock = inspectLock(this.root, this.now());
+    const alive = lock.held && this.model.session !== null && lock.info?.pid === this.model.session.pid && this.model.end === null;
+    if (alive !== this.alive) {
+      this.alive = alive;
+      changed = true;
+    }
+    if (changed) this.version += 1;
+    return changed;
+  }
+
+  state(): PageState {
+    const session = this.model.session;
+    const status = this.status && session && this.status.sessionId === session.id ? this.status : null;
+    const workers = (status as { workers?: unknown } | null)?.workers;
+    return {
+      repo: path.basename(this.root),
+      serverTime: new Date(this.now()).toISOString(),
+      model: this.model,
+      alive: this.alive,
+      status,
+      workers: Array.isArray(workers) ? workers : null,
+      reports: this.reports,
+      control: this.options.control,
+    };
+  }
+
+  /** Starts over from the last session in events.jsonl (at start, and when the file was replaced). */
+  private reload(): void {
+    this.model = emptyModel();
+    this.tail.seek(lastSessionOffset(eventsPath(this.root)));
+    this.statusKey = '';
+    this.reportsKey = '';
+    // Catch up in bounded reads.
+    for (let read = this.tail.read(); read.lines.length > 0; read = this.tail.read()) {
+      for (const text of read.lines) {
+        const line = parseLine(text);
+        if (line) foldLine(this.model, line);
+      }
+    }
+    this.version += 1;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+}
