@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Starts ralph in a detached tmux session: the run in the top pane, `ralph status --watch` below.
+# Starts ralph in a detached tmux session: the run in the top pane, `ralph status --watch` below it and
+# `ralph serve` (the live page) beside that. Steer it from any shell in the repo: ralph pause, ralph
+# unpause, ralph stop (after the current iteration), ralph stop --now.
 #
 #   examples/ralph-tmux.sh [SESSION] [RALPH OPTIONS…]     (run from your project's repository)
 #   tmux attach -t SESSION                                  (watch; detach again with Ctrl+B d)
 #
 # SESSION defaults to "ralph". RALPH overrides the command that starts ralph (split into words),
-# e.g. RALPH="node $HOME/src/ralph/bin/ralph.mjs". Both panes start in the current folder.
+# e.g. RALPH="node $HOME/src/ralph/bin/ralph.mjs". RALPH_SERVE_PORT sets the page's port (default 7420;
+# 0 picks a free one). Every pane starts in the current folder.
 set -euo pipefail
 
 session="${1:-ralph}"
@@ -34,11 +37,15 @@ quote() { printf '%q ' "$@"; }
 keep_open='code=$?; echo; echo "[exited with ${code}; this pane stays open]"; exec "${SHELL:-/bin/sh}"'
 run_cmd="$(quote "${ralph[@]}" "$@"); ${keep_open}"
 status_cmd="$(quote "${ralph[@]}" status --watch); ${keep_open}"
+serve_port="${RALPH_SERVE_PORT:-7420}"
+serve_cmd="$(quote "${ralph[@]}" serve --port "${serve_port}"); ${keep_open}"
 
 tmux new-session -d -s "${session}" -n ralph -c "${PWD}" "${run_cmd}"
 tmux split-window -v -l 12 -t "=${session}:ralph" -c "${PWD}" "${status_cmd}"
+tmux split-window -h -l 50 -t "=${session}:ralph.1" -c "${PWD}" "${serve_cmd}"
 tmux select-pane -t "=${session}:ralph.0"
 
 echo "ralph is running in tmux session '${session}' (in ${PWD})."
 echo "  watch:  tmux attach -t ${session}        (detach: Ctrl+B then d)"
-echo "  stop:   tmux send-keys -t ${session}:ralph.0 C-c"
+if [[ "${serve_port}" != 0 ]]; then echo "  page:   http://127.0.0.1:${serve_port}/   (over SSH: ssh -L ${serve_port}:127.0.0.1:${serve_port} HOST)"; fi
+echo "  steer:  ralph pause | ralph unpause | ralph stop (after this iteration) | ralph stop --now   (in ${PWD})"

@@ -29,7 +29,7 @@ export async function serveCommand(parsed: ParsedArgv, deps: Deps, signal: Abort
     throw new RalphError(`cannot start the server on ${host}:${port}: ${(error as Error).message}`);
   }
   deps.stdout.write(`${server.url}\n`);
-  deps.stderr.write(`ralph serve: the live page of the runs in ${root} at ${server.url} (Ctrl+C to stop)\n`);
+  deps.stderr.write(`ralph serve (PID ${process.pid}): the live page of the runs in ${root} at ${server.url} (Ctrl+C to stop)\n`);
   if (!server.control) deps.stderr.write(`ralph serve: warning: listening on ${host}, beyond this machine: anyone who reaches it sees the run; the page is read-only\n`);
   await new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();

@@ -48,7 +48,7 @@ describe('--notify', () => {
     const [start, , usage, , failure, , end] = got;
     const sessionId = start!.session;
     expect(start).toMatchObject({ source: 'ralph', level: 'info', title: 'ralph started (repo)', repo: 'repo', mode: 'beads', agent: 'claude', branch: '001-ralph-automation', maxIterations: 50 });
-    expect(start!.text).toMatch(/^session \d{8}-\d{6}: beads mode, epic ws-9w6 "Feature: ralph-automation", agent claude, up to 50 iterations, branch 001-ralph-automation, on /);
+    expect(start!.text).toMatch(/^session \S+: beads mode, epic ws-9w6 "Feature: ralph-automation", agent claude, up to 50 iterations, branch 001-ralph-automation, on /);
     expect(usage).toMatchObject({ level: 'warning', iteration: 1, session: sessionId, reason: expect.stringContaining('usage limit') });
     const resetAt = Date.parse(String(usage!.resetAt));
     expect(resetAt).toBeGreaterThan(Date.parse(String(usage!.at)));

@@ -1,6 +1,6 @@
 // The recipes in examples/: the Makefile targets (exit codes propagate) and the tmux launcher.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { needsTool } from '../support/needs-tool.ts';
@@ -88,14 +88,15 @@ describe.skipIf(make.skip)(make.title('examples/Makefile'), () => {
 });
 
 describe('examples/ralph-tmux.sh', () => {
-  it.skipIf(tmux.skip)(tmux.title('starts a detached session with the run and `ralph status --watch`, which a test can watch and stop'), async () => {
+  it.skipIf(tmux.skip)(tmux.title('starts a detached session with the run, `ralph status --watch` and `ralph serve`; ralph pause and unpause steer it'), async () => {
     const bin = tmux.bin();
     const box = makeSandbox();
     sandbox = box;
     seedBeads(box, standardEpic(3));
-    scenario(box, [closeStep('ws-9w6.2', { delayMs: 150 }), closeStep('ws-9w6.3', { delayMs: 150 }), closeStep('ws-9w6.4', { delayMs: 150 })]);
+    const go = path.join(box.root, 'go-1');
+    scenario(box, [closeStep('ws-9w6.2', { delayMs: 150, waitFile: go }), closeStep('ws-9w6.3', { delayMs: 150 }), closeStep('ws-9w6.4', { delayMs: 150 })]);
     // A private tmux server (its socket under the sandbox), so the user's own tmux is never touched.
-    const env: NodeJS.ProcessEnv = { ...box.env, PATH: tmux.pathWith(box.env.PATH), TMUX_TMPDIR: box.root, SHELL: '/bin/sh', TERM: 'xterm-256color', RALPH: `${TSX} ${RALPH}` };
+    const env: NodeJS.ProcessEnv = { ...box.env, PATH: tmux.pathWith(box.env.PATH), TMUX_TMPDIR: box.root, SHELL: '/bin/sh', TERM: 'xterm-256color', RALPH: `${TSX} ${RALPH}`, RALPH_SERVE_PORT: '0' };
     delete env.TMUX;
     const name = `ralph-test-${process.pid}-${Date.now()}`;
     const tmuxRun = (...args: string[]): string => execFileSync(bin, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -110,12 +111,22 @@ describe('examples/ralph-tmux.sh', () => {
     const started = await run('bash', [TMUX_SCRIPT, name, ...FAST_FLAGS.split(' ')], { cwd: box.repo, env });
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toContain(`tmux attach -t ${name}`);
-    expect(tmuxRun('list-panes', '-t', `=${name}:ralph`, '-F', '#{pane_index}').trim().split('\n')).toEqual(['0', '1']);
+    expect(tmuxRun('list-panes', '-t', `=${name}:ralph`, '-F', '#{pane_index}').trim().split('\n')).toEqual(['0', '1', '2']);
+    expect(started.stdout).toContain('steer:  ralph pause | ralph unpause | ralph stop (after this iteration) | ralph stop --now');
 
     const pane = (index: number): string => tmuxRun('capture-pane', '-p', '-J', '-S', '-', '-t', `=${name}:ralph.${index}`);
     await waitFor(() => /iteration 1\/50/.test(pane(0)), 30_000, `the run to start in pane 0:\n${pane(0)}`).catch((error: Error) => {
       throw new Error(`${error.message}\n--- pane 0:\n${pane(0)}\n--- pane 1:\n${pane(1)}`);
     });
+    // From another shell in the repo, as the README shows: pause, see it in the status pane, unpause.
+    const ralph = (...args: string[]) => run(TSX, [RALPH, ...args], { cwd: box.repo, env });
+    expect((await ralph('pause')).code).toBe(0);
+    writeFileSync(go, '');
+    await waitFor(() => /state: +paused since/.test(pane(1)), 30_000, 'the status pane to say paused').catch((error: Error) => {
+      throw new Error(`${error.message}\n--- pane 1:\n${pane(1)}`);
+    });
+    expect(pane(0)).toMatch(/paused since .*: waiting for 'ralph unpause'/);
+    expect((await ralph('unpause')).code).toBe(0);
     await waitFor(() => /exited with \d+/.test(pane(0)), 30_000, 'the run to finish').catch((error: Error) => {
       throw new Error(`${error.message}\n--- pane 0:\n${pane(0)}`);
     });
@@ -128,6 +139,11 @@ describe('examples/ralph-tmux.sh', () => {
     // The status pane shows ralph's status, not an error.
     expect(pane(1)).not.toMatch(/not available yet|unknown command|command not found/);
     expect(pane(1).trim()).not.toBe('');
+    expect(pane(0)).toMatch(/resumed after a pause of/);
+    // The third pane serves the live page.
+    await waitFor(() => /ralph serve \(PID \d+\): the live page .* at http:\/\/127\.0\.0\.1:\d+\//.test(pane(2)), 30_000, 'ralph serve in pane 2').catch((error: Error) => {
+      throw new Error(`${error.message}\n--- pane 2:\n${pane(2)}`);
+    });
     tmuxRun('kill-session', '-t', `=${name}`);
     expect(() => tmuxRun('has-session', '-t', `=${name}`)).toThrow();
   }, 180_000);

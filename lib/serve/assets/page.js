@@ -85,7 +85,7 @@
       const max = m.session ? m.session.maxIterations : '?';
       box.append(
         el('div', { class: 'task', id: runningItems.length === 1 ? 'now-task' : null, 'data-iteration': String(item.iteration) }, `Iteration ${item.iteration}/${max}: `, el('code', {}, item.taskId), ` ${item.taskTitle}`),
-        el('div', { class: 'sub' }, el('span', { 'data-since': item.startedAt, class: 'elapsed' }, ''), item.attempts > 1 ? ` · attempt ${item.attempts}` : '', item.worker ? ` · worker ${item.worker}` : '', item.costUsd ? ` · ${money(item.costUsd)}` : ''),
+        el('div', { class: 'sub' }, 'running for ', el('span', { 'data-since': item.startedAt, class: 'elapsed' }, ''), item.attempts > 1 ? ` · attempt ${item.attempts}` : '', item.worker ? ` · worker ${item.worker}` : '', item.costUsd ? ` · ${money(item.costUsd)}` : ''),
       );
     }
     if (runningItems.length === 0) {
@@ -119,14 +119,12 @@
       ['tokens in / out', `${count(sum('inputTokens'))} / ${count(sum('outputTokens'))}`],
       ['elapsed', m.session ? el('span', { 'data-since': m.session.startedAt, 'data-end': m.end ? m.end.endedAt : '' }, duration(end - Date.parse(m.session.startedAt))) : '—'],
     ];
-    $('cards').replaceChildren(...cards.map(([label, value]) => el('div', { class: 'card' }, el('b', {}, value), el('span', {}, label))));
+    $('cards').replaceChildren(...cards.map(([label, value]) => el('div', { class: 'card' }, el('b', {}, value), el('span', { class: 'label' }, label))));
   }
 
   function renderTimeline() {
     const items = state.model.timeline;
     if (items.length === 0) return $('timeline').replaceChildren(el('p', { class: 'sub' }, 'no iteration yet'));
-    const length = (item) => (item.durationMs === null ? now() - Date.parse(item.startedAt) : item.durationMs);
-    const longest = Math.max(1000, ...items.map(length));
     $('timeline').replaceChildren(
       ...items.map((item) =>
         el(
@@ -134,11 +132,20 @@
           { class: 'row', 'data-iteration': String(item.iteration), 'data-outcome': item.outcome },
           el('span', { class: 'num' }, `#${item.iteration}`),
           el('span', { class: 'label', title: `${item.taskId} ${item.taskTitle}${item.reason ? `\n${item.reason}` : ''}` }, el('code', {}, item.taskId), ` ${item.taskTitle}`),
-          el('div', {}, el('div', { class: `bar ${item.outcome}`, width: `${Math.max(0.5, (100 * length(item)) / longest).toFixed(1)}%`, 'data-started': item.startedAt })),
+          // Widths are set by tick(): a running bar grows while the agent is quiet.
+          el('div', {}, el('div', { class: `bar ${item.outcome}`, 'data-started': item.startedAt, 'data-duration': item.durationMs === null ? null : String(item.durationMs) })),
           el('span', { class: 'meta' }, `${outcomeText[item.outcome] || item.outcome} · `, item.durationMs === null ? el('span', { 'data-since': item.startedAt }, '') : duration(item.durationMs), item.costUsd ? ` · ${money(item.costUsd)}` : ''),
         ),
       ),
     );
+  }
+
+  /** Each bar's width: its duration (a running one's elapsed time) against the longest. */
+  function sizeBars() {
+    const bars = [...document.querySelectorAll('#timeline .bar')];
+    const lengths = bars.map((bar) => (bar.hasAttribute('data-duration') ? Number(bar.getAttribute('data-duration')) : now() - Date.parse(bar.getAttribute('data-started'))));
+    const longest = Math.max(1000, ...lengths);
+    bars.forEach((bar, index) => (bar.style.width = `${Math.max(0.5, (100 * lengths[index]) / longest).toFixed(1)}%`));
   }
 
   function renderActivity() {
@@ -158,6 +165,7 @@
 
   // Elapsed times and countdowns move every second without a message from the server.
   function tick() {
+    sizeBars();
     for (const node of document.querySelectorAll('[data-since]')) {
       const end = node.getAttribute('data-end');
       node.textContent = duration((end ? Date.parse(end) : now()) - Date.parse(node.getAttribute('data-since')));

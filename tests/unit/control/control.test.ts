@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../support/temp.ts';
 import { clearRequest, controlDir, judgeRequest, readRequest, requestPath, writeRequest, type ControlRequest } from '../../../lib/control/channel.ts';
 import { createControl, type Control } from '../../../lib/control/index.ts';
 import { StopRequestedError } from '../../../lib/errors.ts';
@@ -10,7 +10,7 @@ import type { UsageWait } from '../../../lib/iteration/usage-wait.ts';
 
 const TARGET = { pid: 4242, startedAt: '2026-11-22T02:00:00.000Z' };
 const UID = 1000;
-const temp = (): string => mkdtempSync(path.join(os.tmpdir(), 'ralph-control-'));
+const temp = (): string => tempDir('ralph-control-');
 
 function request(kind: 'stop' | 'pause', extra: Partial<ControlRequest> = {}): ControlRequest {
   return { version: 1, kind, target: TARGET, uid: UID, by: `ralph ${kind} (PID 77)`, requestedAt: '2026-11-22T02:05:00.000Z', ...extra };

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../support/temp.ts';
 import { readRequest, requestPath, writeRequest } from '../../../lib/control/channel.ts';
 import { holderUid, requestControl } from '../../../lib/control/request.ts';
 import { formatLockInfo } from '../../../lib/lock.ts';
@@ -12,7 +12,7 @@ const NOW = Date.parse('2026-11-22T03:00:00.000Z');
 
 /** A repo whose lock names this very process: a live run as far as the lock can tell. */
 function liveRepo(): string {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-request-'));
+  const root = tempDir('ralph-request-');
   writeFileSync(path.join(root, '.ralph.lock'), formatLockInfo({ pid: process.pid, startedAt: STARTED, branch: 'main' }));
   return root;
 }
@@ -76,7 +76,7 @@ describe('requestControl', () => {
   });
 
   it('with no run alive: exit 1, and stale requests are removed', () => {
-    const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-request-'));
+    const root = tempDir('ralph-request-');
     expect(ask(root, 'stop')).toEqual({ exitCode: 1, message: `no ralph run in progress in ${root}` });
     writeFileSync(path.join(root, '.ralph.lock'), formatLockInfo({ pid: 999_999, startedAt: STARTED, branch: 'main' }));
     writeRequest(root, { version: 1, kind: 'pause', target: { pid: 999_999, startedAt: STARTED }, uid: UID, by: 'old', requestedAt: STARTED });

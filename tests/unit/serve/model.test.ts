@@ -1,7 +1,7 @@
-import { appendFileSync, mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { appendFileSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../support/temp.ts';
 import { eventLine } from '../../../lib/progress/event-log.ts';
 import type { RunEvent } from '../../../lib/events.ts';
 import { emptyModel, foldLine, MAX_ACTIVITY, parseLine } from '../../../lib/serve/model.ts';
@@ -84,7 +84,7 @@ describe('foldLine', () => {
 });
 
 describe('lastSessionOffset and LineTail', () => {
-  const temp = () => path.join(mkdtempSync(path.join(os.tmpdir(), 'ralph-tail-')), 'events.jsonl');
+  const temp = () => path.join(tempDir('ralph-tail-'), 'events.jsonl');
 
   it('finds the line of the last session_start, also across chunk boundaries and in a long file', () => {
     const file = temp();

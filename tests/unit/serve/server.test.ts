@@ -1,8 +1,8 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../support/temp.ts';
 import { readRequest } from '../../../lib/control/channel.ts';
 import { formatLockInfo } from '../../../lib/lock.ts';
 import { eventLine } from '../../../lib/progress/event-log.ts';
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 function repo(): string {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-serve-'));
+  const root = tempDir('ralph-serve-');
   mkdirSync(path.join(root, '.ralph', 'reports'), { recursive: true });
   return root;
 }
