@@ -134,7 +134,7 @@ export function foldLine(model: LiveModel, line: Line): LiveModel {
     case 'iteration_end': {
       const record = line.record as IterationRecord;
       const item = running(model, record.iteration) ?? model.timeline.find((entry) => entry.iteration === record.iteration);
-      const ended: TimelineItem = { iteration: record.iteration, taskId: record.taskId, taskTitle: record.taskTitle, startedAt: record.startedAt, durationMs: record.durationMs, outcome: record.outcome, reason: record.reason, attempts: record.attempts, costUsd: record.costUsd, inputTokens: record.inputTokens, outputTokens: record.outputTokens, commit: record.commit ?? null, worker: item?.worker ?? worker };
+      const ended: TimelineItem = { iteration: record.iteration, taskId: record.taskId, taskTitle: record.taskTitle, startedAt: record.startedAt, durationMs: record.durationMs, outcome: record.outcome, reason: record.reason, attempts: record.attempts, costUsd: record.costUsd, inputTokens: record.inputTokens, outputTokens: record.outputTokens, commit: record.commit ?? null, worker: item?.worker ?? (record.worker === undefined ? worker : String(record.worker)) };
       if (item) Object.assign(item, ended);
       else model.timeline.push(ended);
       push(model, at, record.outcome === 'fail' ? 'error' : 'iteration', `iteration ${record.iteration} ${record.taskId}: ${record.outcome.replace('_', ' ')}${record.outcome === 'pass' ? '' : ` (${record.reason})`}`, record.iteration);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, agentPids, closeStep, FAKES, FAST, makeSandbox, pidAlive, readBeads, runRalph, scenario, seedBeads, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 import { events, startWebhook, type Webhook } from './webhook.ts';
+import { prdProject, report } from './projects.ts';
 
 let sandbox: Sandbox | undefined;
 let hook: Webhook | undefined;
@@ -136,6 +137,38 @@ describe('ralph stop', () => {
     expect(now.code).toBe(1);
     expect(now.stderr).toContain("--now goes with 'ralph stop' only");
   });
+});
+
+describe('ralph stop with --parallel 2', () => {
+  it('lets both running iterations finish and merge, starts no other, then ends with 130', async () => {
+    const box = (sandbox = makeSandbox({ branch: 'ralph/demo' }));
+    const stories = Array.from({ length: 4 }, (_, index) => ({ id: `US-00${index + 1}`, title: `Story ${index + 1}`, description: 'd', acceptanceCriteria: ['works'], priority: index + 1, passes: false, notes: '' }));
+    prdProject(box, { project: 'Demo', branchName: 'ralph/demo', description: 'demo', userStories: stories });
+    const go = release(box, 'go');
+    const file = path.join(box.root, 'scenario.json');
+    writeFileSync(file, JSON.stringify({ byPrompt: [1, 2, 3, 4].map((n) => ({ match: `**US-00${n}**`, steps: [{ waitFile: go, write: { [`story-${n}.txt`]: `story ${n}\n` }, lines: [report('completed')] }] })), steps: [{ lines: [report('failed')] }] }));
+    box.env.FAKE_AGENT_SCENARIO = file;
+    const run = startRalph(box, ['--parallel', '2', '--json', ...FAST]);
+    await waitFor(() => agentCalls(box).length === 2, 30_000, 'two agents at once');
+    const stop = await runRalph(box, ['stop']);
+    expect(stop.code, stop.stderr).toBe(0);
+    await waitForStatus(box, (status) => status.stopRequestedAt !== null, 'the run to notice the stop');
+    writeFileSync(go, '');
+    const result = await run.done;
+    expect(result.code, result.stderr).toBe(130);
+    const summary = JSON.parse(result.stdout) as { status: string; message: string; records: Array<{ taskId: string; outcome: string; worker: number }> };
+    expect(summary.status).toBe('interrupted');
+    expect(summary.message).toMatch(/^stopped on request after iteration [12]$/);
+    expect(summary.records.map((record) => [record.taskId, record.outcome]).sort()).toEqual([
+      ['US-001', 'pass'],
+      ['US-002', 'pass'],
+    ]);
+    expect(new Set(summary.records.map((record) => record.worker))).toEqual(new Set([1, 2]));
+    expect(agentCalls(box)).toHaveLength(2);
+    expect(gitLog(box)).toMatch(/^ralph: US-001 Story 1$/m);
+    expect(gitLog(box)).toMatch(/^ralph: US-002 Story 2$/m);
+    expect(existsSync(lockFile(box))).toBe(false);
+  }, 90_000);
 });
 
 describe('ralph pause and unpause', () => {
