@@ -85,7 +85,10 @@ export function readRequest(root: string, kind: RequestKind): FoundRequest | und
   let text: string;
   let fileUid: number;
   try {
-    fileUid = statSync(file).uid;
+    // No exception for the usual case, no file: this runs before every iteration and twice a second.
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat) return undefined;
+    fileUid = stat.uid;
     text = readFileSync(file, 'utf8');
   } catch {
     return undefined;
