@@ -4,7 +4,7 @@ import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { inspectLock } from '../lock.ts';
 import { eventsPath } from '../progress/event-log.ts';
-import type { RunStatusFile } from '../progress/state.ts';
+import type { RunStatusFile, WorkerStatus } from '../progress/state.ts';
 import { readStatusFile, statusPath } from '../progress/status-file.ts';
 import { reportsDir } from '../report/index.ts';
 import { emptyModel, foldLine, parseLine, type LiveModel } from './model.ts';
@@ -25,8 +25,8 @@ export interface PageState {
   alive: boolean;
   /** status.json when it belongs to the session shown. */
   status: RunStatusFile | null;
-  /** status.json's `workers` when a run has several (shown as they are). */
-  workers: unknown[] | null;
+  /** The workers' iterations under way, when a run has several (status.json's `workers`). */
+  workers: WorkerStatus[] | null;
   reports: ReportLink[];
   /** Whether the page may offer pause and stop buttons. */
   control: boolean;
@@ -126,14 +126,13 @@ export class LiveFeed {
   state(): PageState {
     const session = this.model.session;
     const status = this.status && session && this.status.sessionId === session.id ? this.status : null;
-    const workers = (status as { workers?: unknown } | null)?.workers;
     return {
       repo: path.basename(this.root),
       serverTime: new Date(this.now()).toISOString(),
       model: this.model,
       alive: this.alive,
       status,
-      workers: Array.isArray(workers) ? workers : null,
+      workers: status?.state === 'finished' ? null : (status?.workers ?? null),
       reports: this.reports,
       control: this.options.control,
     };

@@ -9,6 +9,7 @@ import { needsTool } from '../support/needs-tool.ts';
 import { launchChromium, type Browser, type Page } from './cdp.ts';
 import { agentCalls, closeStep, FAST, makeSandbox, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 import { decodePng } from './png.ts';
+import { prdProject, report } from './projects.ts';
 
 const chromium = needsTool('chromium', { bins: ['chromium', 'chromium-browser'] });
 
@@ -41,6 +42,7 @@ interface Seen {
   unpauseShown: boolean;
   reports: string[];
   updates: string;
+  workers: string[];
 }
 
 const LOOK = `(() => {
@@ -57,6 +59,7 @@ const LOOK = `(() => {
     unpauseShown: !document.getElementById('controls').hidden && !document.getElementById('unpause').hidden,
     reports: [...document.querySelectorAll('#reports a')].map((a) => a.getAttribute('href')),
     updates: text('footer'),
+    workers: document.getElementById('workers-section').hidden ? [] : [...document.querySelectorAll('#workers tr[data-worker]')].map((row) => [...row.cells].slice(0, 3).map((cell) => cell.textContent).join(' | ')),
   };
 })()`;
 
@@ -192,5 +195,44 @@ describe('ralph serve in a browser', () => {
     const served = await serve.done;
     stops.shift();
     expect(served.code, served.stderr).toBe(0);
+  }, 120_000);
+
+  it.skipIf(chromium.skip)(chromium.title('shows the workers of a --parallel 2 run side by side'), async () => {
+    const bin = chromium.bin();
+    const box = (sandbox = makeSandbox({ branch: 'ralph/demo' }));
+    const stories = Array.from({ length: 2 }, (_, index) => ({ id: `US-00${index + 1}`, title: `Story ${index + 1}`, description: 'd', acceptanceCriteria: ['works'], priority: index + 1, passes: false, notes: '' }));
+    prdProject(box, { project: 'Demo', branchName: 'ralph/demo', description: 'demo', userStories: stories });
+    const go = path.join(box.root, 'go');
+    const file = path.join(box.root, 'scenario.json');
+    writeFileSync(file, JSON.stringify({ byPrompt: [1, 2].map((n) => ({ match: `**US-00${n}**`, steps: [{ waitFile: go, write: { [`story-${n}.txt`]: `story ${n}\n` }, lines: [report('completed')] }] })), steps: [{ lines: [report('failed')] }] }));
+    box.env.FAKE_AGENT_SCENARIO = file;
+    const run = startRalph(box, ['--parallel', '2', ...FAST]);
+    stops.push(async () => {
+      if (existsSync(path.join(box.repo, '.ralph.lock'))) signalRalph(box, 'SIGINT');
+      await run.done;
+    });
+    await waitFor(() => agentCalls(box).length === 2, 30_000, 'two agents');
+    const serve = startRalph(box, ['serve', '--port', '0']);
+    const servePid = (): number => Number(/ralph serve \(PID (\d+)\)/.exec(serve.output().stderr)?.[1]);
+    stops.unshift(async () => {
+      if (servePid()) process.kill(servePid(), 'SIGINT');
+      else serve.child.kill('SIGINT');
+      await serve.done;
+    });
+    await waitFor(() => /^http:\/\/127\.0\.0\.1:\d+\/$/m.test(serve.output().stdout) && servePid() > 0, 30_000, 'ralph serve to listen');
+    browser = launchChromium(bin, box.root);
+    const page = await browser.open(serve.output().stdout.trim().split('\n')[0]!, { width: 1200, height: 1000 });
+    const both = await waitForPage(page, (seen) => seen.workers.length === 2, 'two workers');
+    expect(both.workers.map((row) => row.replace(/ \| #\d \| /, ' | ')).sort()).toEqual(['w1 | US-001 Story 1', 'w2 | US-002 Story 2'].sort());
+    expect(both.rows.map(([, outcome]) => outcome)).toEqual(['running', 'running']);
+    expect(both.now).toMatch(/Iteration [12]\/10: US-001 Story 1/);
+    expect(both.now).toMatch(/Iteration [12]\/10: US-002 Story 2/);
+    expect(both.now).toContain('worker w1');
+    expect(both.now).toContain('worker w2');
+    writeFileSync(go, '');
+    expect((await run.done).code).toBe(0);
+    const ended = await waitForPage(page, (seen) => seen.badge === 'completed', 'the end');
+    expect(ended.workers).toEqual([]);
+    expect(ended.rows.map(([, outcome]) => outcome)).toEqual(['pass', 'pass']);
   }, 120_000);
 });

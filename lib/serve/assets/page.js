@@ -85,7 +85,7 @@
       const max = m.session ? m.session.maxIterations : '?';
       box.append(
         el('div', { class: 'task', id: runningItems.length === 1 ? 'now-task' : null, 'data-iteration': String(item.iteration) }, `Iteration ${item.iteration}/${max}: `, el('code', {}, item.taskId), ` ${item.taskTitle}`),
-        el('div', { class: 'sub' }, 'running for ', el('span', { 'data-since': item.startedAt, class: 'elapsed' }, ''), item.attempts > 1 ? ` · attempt ${item.attempts}` : '', item.worker ? ` · worker ${item.worker}` : '', item.costUsd ? ` · ${money(item.costUsd)}` : ''),
+        el('div', { class: 'sub' }, 'running for ', el('span', { 'data-since': item.startedAt, class: 'elapsed' }, ''), item.attempts > 1 ? ` · attempt ${item.attempts}` : '', item.worker ? ` · worker w${item.worker}` : '', item.costUsd ? ` · ${money(item.costUsd)}` : ''),
       );
     }
     if (runningItems.length === 0) {
@@ -99,9 +99,12 @@
     const workers = state.workers;
     $('workers-section').hidden = !workers || workers.length === 0;
     if (!workers || workers.length === 0) return;
-    const keys = [...new Set(workers.flatMap((worker) => (worker && typeof worker === 'object' ? Object.keys(worker) : [])))].slice(0, 8);
-    const show = (value) => (value === null || value === undefined ? '' : typeof value === 'object' ? [value.id, value.title].filter(Boolean).join(' ') || JSON.stringify(value) : String(value));
-    $('workers').replaceChildren(el('tr', {}, ...keys.map((key) => el('th', {}, key))), ...workers.map((worker) => el('tr', {}, ...keys.map((key) => el('td', {}, show(worker && worker[key]))))));
+    $('workers').replaceChildren(
+      el('tr', {}, el('th', {}, 'worker'), el('th', {}, 'iteration'), el('th', {}, 'task'), el('th', {}, 'running for')),
+      ...workers.map((worker) =>
+        el('tr', { 'data-worker': String(worker.worker) }, el('td', {}, `w${worker.worker}`), el('td', {}, `#${worker.iteration}`), el('td', {}, el('code', {}, worker.task.id), ` ${worker.task.title}`), el('td', {}, el('span', { 'data-since': worker.startedAt }, ''))),
+      ),
+    );
   }
 
   function renderCards() {
