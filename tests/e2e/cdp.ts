@@ -31,7 +31,9 @@ export interface Browser {
 
 export function launchChromium(bin: string, profileDir: string): Browser {
   const tmp = path.join(profileDir, 'chromium-tmp');
+  const home = path.join(profileDir, 'chromium-home');
   mkdirSync(tmp, { recursive: true });
+  mkdirSync(home, { recursive: true });
   const child: ChildProcess = spawn(
     bin,
     [
@@ -50,9 +52,9 @@ export function launchChromium(bin: string, profileDir: string): Browser {
       '--remote-debugging-pipe',
       'about:blank',
     ],
-    // Its own process group, so close() ends the renderer and helper processes too; its own TMPDIR, since a
-    // killed Chromium leaves its shared-memory files behind.
-    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, TMPDIR: tmp } },
+    // Its own process group, so close() ends the renderer and helper processes too; its own TMPDIR (a killed
+    // Chromium leaves its shared-memory files behind) and HOME (it writes ~/.config and ~/.cache).
+    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true, env: { ...process.env, TMPDIR: tmp, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_CACHE_HOME: path.join(home, '.cache') } },
   );
   const input = child.stdio[3] as Writable;
   const output = child.stdio[4] as Readable;
