@@ -1,6 +1,6 @@
 // Rows of the benchmark table, the statistics behind them, and the table itself.
 
-/** PASS/FAIL for a figure with a target; INFO for context; NOT RUN and PENDING say why there is no verdict. */
+/** PASS/FAIL for a figure with a target; INFO for context (target `-`); NOT RUN and PENDING say why there is no verdict. */
 export type Verdict = 'PASS' | 'FAIL' | 'INFO' | 'NOT RUN' | 'PENDING';
 
 export interface Row {
@@ -14,6 +14,8 @@ export interface Row {
   value?: number;
   unit?: string;
   note?: string;
+  /** The 1-minute load average before→after the benchmark that measured it (set by run.ts). */
+  load?: string;
 }
 
 /** A module under bench/: runs on its own, stops by itself, returns its rows. */
@@ -55,14 +57,13 @@ export function info(row: Omit<Row, 'verdict' | 'target'> & { target?: string })
   return { target: '-', ...row, verdict: 'INFO' };
 }
 
-function cell(row: Row): string {
-  return row.verdict === 'INFO' ? row.result : `${row.result} ${row.verdict}`;
-}
-
-/** The rows as a Markdown table: `benchmark | figure | target | result`, the verdict ending the result. */
-export function formatTable(rows: readonly Row[]): string {
-  const header = ['benchmark', 'figure', 'target', 'result'];
-  const body = rows.map((row) => [row.benchmark, row.figure, row.target, cell(row)].map((text) => text.replace(/\|/g, '\\|')));
+/**
+ * The rows as a Markdown table: `benchmark | figure | target | result | verdict | previous`, where previous
+ * is the same figure in the last run that measured it (`previous[i]` for `rows[i]`, from history.ts).
+ */
+export function formatTable(rows: readonly Row[], previous: readonly string[] = []): string {
+  const header = ['benchmark', 'figure', 'target', 'result', 'verdict', 'previous run'];
+  const body = rows.map((row, index) => [row.benchmark, row.figure, row.target, row.result, row.verdict, previous[index] || '-'].map((text) => text.replace(/\|/g, '\\|')));
   const widths = header.map((title, column) => Math.max(title.length, ...body.map((line) => line[column]!.length)));
   const line = (cells: readonly string[]): string => `| ${cells.map((text, column) => text.padEnd(widths[column]!)).join(' | ')} |`;
   return [line(header), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...body.map(line)].join('\n');

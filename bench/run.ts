@@ -3,11 +3,11 @@
 // missed. A hard limit (BENCH_DEADLINE_S, default 900) and Ctrl+C end the run with the rows measured so far,
 // after killing what it started. BENCH_RALPH=path/to/ralph.ts benchmarks another checkout.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { deadLoop } from './dead-loop.ts';
 import { flood } from './flood.ts';
+import { appendRun, previousFigures, readHistory, writeHistory, type BenchmarkRun } from './history.ts';
 import { helper } from './helper.ts';
 import { loopOverhead } from './loop-overhead.ts';
 import { parallel } from './parallel.ts';
@@ -51,20 +51,22 @@ function loadavg(): string {
 interface Done {
   facts: Record<string, string | number>;
   rows: Row[];
-  runs: Array<{ name: string; seconds: number; loadBefore: string; loadAfter: string }>;
+  runs: BenchmarkRun[];
 }
 
-/** Prints the table (stdout) and writes results.json; returns the exit code. */
+/** Prints the table (stdout) beside the previous figures and appends the run to results.json; returns the exit code. */
 function finish({ facts, rows, runs }: Done, cut?: string): number {
   if (cut) rows.push({ benchmark: 'bench', figure: 'run', target: 'completes', result: cut, verdict: 'FAIL' });
   const failed = rows.filter((row) => row.verdict === 'FAIL');
   const load = runs.map((run) => `${run.name} ${run.loadBefore}→${run.loadAfter}`).join(', ');
-  process.stdout.write(`${formatTable(rows)}\n\nmachine: ${facts.nproc} cores (${facts.cpu}), ${facts.memory}, node ${facts.node}, ${facts.os}; load average (1 min) ${load || facts.loadavg}\n`);
+  const file = path.join(BENCH, 'results.json');
+  const history = readHistory(file);
+  process.stdout.write(`${formatTable(rows, previousFigures(history, rows))}\n\nmachine: ${facts.nproc} cores (${facts.cpu}), ${facts.memory}, node ${facts.node}, ${facts.os}; load average (1 min) ${load || facts.loadavg}\n`);
   process.stdout.write(failed.length === 0 ? 'all targets hold\n' : `${failed.length} target(s) missed: ${failed.map((row) => `${row.benchmark}: ${row.figure}`).join('; ')}\n`);
   for (const row of rows.filter((item) => item.note)) process.stderr.write(`note (${row.benchmark}: ${row.figure}):\n${row.note}\n`);
-  const file = path.join(BENCH, 'results.json');
-  writeFileSync(file, `${JSON.stringify({ machine: facts, runs, rows }, null, 2)}\n`);
-  process.stderr.write(`bench: results in ${path.relative(process.cwd(), file)}\n`);
+  const kept = appendRun(history, { machine: facts, runs, rows });
+  writeHistory(file, kept);
+  process.stderr.write(`bench: results in ${path.relative(process.cwd(), file)} (the last ${kept.runs.length} runs)\n`);
   return failed.length === 0 ? 0 : 1;
 }
 
@@ -94,13 +96,16 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: ${benchmark.name}: ${benchmark.summary} …\n`);
     const started = performance.now();
     const loadBefore = loadavg();
+    const rows: Row[] = [];
     try {
-      done.rows.push(...(await benchmark.run()));
+      rows.push(...(await benchmark.run()));
     } catch (error) {
-      done.rows.push({ benchmark: benchmark.name, figure: 'benchmark run', target: 'completes', result: `error: ${(error as Error).message.split('\n')[0]}`, verdict: 'FAIL', note: (error as Error).stack });
+      rows.push({ benchmark: benchmark.name, figure: 'benchmark run', target: 'completes', result: `error: ${(error as Error).message.split('\n')[0]}`, verdict: 'FAIL', note: (error as Error).stack });
     }
     const seconds = (performance.now() - started) / 1000;
-    done.runs.push({ name: benchmark.name, seconds: Math.round(seconds * 10) / 10, loadBefore, loadAfter: loadavg() });
+    const loadAfter = loadavg();
+    done.rows.push(...rows.map((row) => ({ ...row, load: `${loadBefore}→${loadAfter}` })));
+    done.runs.push({ name: benchmark.name, seconds: Math.round(seconds * 10) / 10, loadBefore, loadAfter });
     process.stderr.write(`bench: ${benchmark.name} done in ${ms(seconds * 1000)}\n`);
   }
   return finish(done);
