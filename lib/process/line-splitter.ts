@@ -1,5 +1,9 @@
+import { LongLine } from './long-line.ts';
+
 /** Longest line handed on whole; the rest of a longer line is counted and dropped so memory stays bounded. */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
+/** Lines longer than this are read as they stream by a bounded scan (long-line.ts) instead of being held. */
+export const LONG_LINE_BYTES = 1024 * 1024;
 
 const CR = 13;
 const LF = 10;
@@ -9,31 +13,72 @@ export class LineSplitter {
   private parts: Buffer[] = [];
   private size = 0;
   private overflowed = false;
+  private long: LongLine | undefined;
   truncatedLines = 0;
+  /** Lines handed on through the bounded scan (longer than longLineBytes). */
+  longLines = 0;
 
+  /**
+   * `longLineBytes` (0: off) sends every longer line through LongLine: the line handed on is then its
+   * bounded reading (JSON with long strings cut, or head and tail of the text), never the whole line.
+   */
   constructor(
     private readonly onLine: (line: string) => void,
     private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+    private readonly longLineBytes = 0,
   ) {}
 
   push(chunk: Buffer): void {
     let start = 0;
     for (let newline = chunk.indexOf(LF, start); newline !== -1; newline = chunk.indexOf(LF, start)) {
-      if (this.size === 0 && !this.overflowed && newline - start <= this.maxLineBytes) {
+      const length = newline - start;
+      if (this.long) {
+        this.long.push(chunk.subarray(start, newline));
+        this.endLong();
+      } else if (this.size === 0 && !this.overflowed && length <= this.maxLineBytes && !this.isLong(length)) {
         // The whole line is in this chunk: decode it where it is, no copy.
         this.emit(chunk.subarray(start, newline));
+      } else if (this.isLong(this.size + length)) {
+        this.startLong().push(chunk.subarray(start, newline));
+        this.endLong();
       } else {
         this.append(chunk.subarray(start, newline));
         this.flushLine();
       }
       start = newline + 1;
     }
-    if (start < chunk.length) this.append(chunk.subarray(start));
+    if (start === chunk.length) return;
+    const rest = chunk.subarray(start);
+    if (this.long) this.long.push(rest);
+    else if (this.isLong(this.size + rest.length)) this.startLong().push(rest);
+    else this.append(rest);
   }
 
   /** Emits whatever is left as a last line (output that did not end in a newline). */
   end(): void {
-    if (this.size > 0 || this.overflowed) this.flushLine();
+    if (this.long) this.endLong();
+    else if (this.size > 0 || this.overflowed) this.flushLine();
+  }
+
+  private isLong(length: number): boolean {
+    return this.longLineBytes > 0 && !this.overflowed && length > this.longLineBytes;
+  }
+
+  /** The line outgrew longLineBytes: what was gathered of it goes to a LongLine, and so will the rest. */
+  private startLong(): LongLine {
+    const long = new LongLine();
+    for (const part of this.parts) long.push(part);
+    this.parts = [];
+    this.size = 0;
+    this.long = long;
+    return long;
+  }
+
+  private endLong(): void {
+    const line = this.long!.end();
+    this.long = undefined;
+    this.longLines += 1;
+    this.onLine(line);
   }
 
   private append(piece: Buffer): void {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Redactor } from '../redact/index.ts';
-import { LineSplitter } from './line-splitter.ts';
+import { LineSplitter, LONG_LINE_BYTES } from './line-splitter.ts';
 import { groupTree, signalTree, stopTree } from './process-tree.ts';
 
 /** An external command described as data; never a shell string. */
@@ -27,6 +27,8 @@ export interface RunOptions {
   stdoutLog?: string;
   stderrLog?: string;
   maxLineBytes?: number;
+  /** Lines longer than this reach onLine as their bounded reading (see line-splitter.ts); 0 turns that off. */
+  longLineBytes?: number;
   /** Called with the child's PID (its process group id) once it is spawned. */
   onSpawn?: (pid: number) => void;
   /** Secrets are replaced in both streams before they reach the logs, the lines and the stderr tail. */
@@ -137,8 +139,8 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
         // a display problem must never stop the agent
       }
     };
-    const outLines = new LineSplitter(emit('stdout'), options.maxLineBytes);
-    const errLines = new LineSplitter(emit('stderr'), options.maxLineBytes);
+    const outLines = new LineSplitter(emit('stdout'), options.maxLineBytes, options.longLineBytes ?? LONG_LINE_BYTES);
+    const errLines = new LineSplitter(emit('stderr'), options.maxLineBytes, options.longLineBytes ?? LONG_LINE_BYTES);
     const outRedaction = options.redactor?.stream() ?? PASS;
     const errRedaction = options.redactor?.stream() ?? PASS;
     const addStderr = (clean: Buffer): void => {

@@ -1,0 +1,151 @@
+// A text too long to keep (one string of a 10 MB JSON line, or a 10 MB plain line): its head and tail are
+// kept and a marker stands for the bytes between, which are scanned as they pass but never held. The cut
+// falls on line breaks where there are any, and the scan (line-scan.ts) keeps what line-based readers of an
+// answer would see in the part left out: a completion token alone on a line outside code, the last line
+// with content, and the code fences that change what the kept tail means (see claimsCompletion). Works on
+// raw bytes: JSON string content when `escaped`, plain bytes otherwise; the result is of the same kind.
+import { COMPLETION_TOKEN } from '../completion.ts';
+import { LineScan, lineText } from './line-scan.ts';
+
+export interface LongTextLimits {
+  /** Bytes kept from the start. */
+  head: number;
+  /** Bytes kept from the end. */
+  tail: number;
+}
+
+const BACKSLASH = 0x5c;
+const FENCE = '```';
+
+/** `end` moved back so that the bytes before it do not end inside a UTF-8 sequence. */
+function utf8End(bytes: Buffer, end: number): number {
+  let lead = end - 1;
+  while (lead >= 0 && end - lead <= 3 && (bytes[lead]! & 0xc0) === 0x80) lead -= 1;
+  if (lead < 0 || bytes[lead]! < 0xc0) return end;
+  const length = bytes[lead]! >= 0xf0 ? 4 : bytes[lead]! >= 0xe0 ? 3 : 2;
+  return end - lead >= length ? end : lead;
+}
+
+/** Where an escape that starts before `end` begins, if `end` falls inside it (`\`, `\u12`); else `end`. */
+function escapeEnd(bytes: Buffer, end: number): number {
+  for (let at = Math.max(0, end - 5); at < end; at += 1) {
+    if (bytes[at] !== BACKSLASH) continue;
+    let run = 1;
+    while (at - run >= 0 && bytes[at - run] === BACKSLASH) run += 1;
+    if (run % 2 === 0) continue;
+    const size = bytes[at + 1] === 0x75 ? 6 : 2;
+    if (at + size > end) return at;
+    at += size - 1;
+  }
+  return end;
+}
+
+/** One long text: feed its bytes in order with push(), then take the kept form with end(). */
+export class LongText {
+  private readonly headParts: Buffer[] = [];
+  private headBytes = 0;
+  private headFull = false;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  private dropped = 0;
+  private readonly lines: LineScan;
+  /** Every byte pushed. */
+  total = 0;
+
+  constructor(
+    private readonly limits: LongTextLimits,
+    private readonly escaped: boolean,
+  ) {
+    this.lines = new LineScan(escaped);
+  }
+
+  push(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.total += bytes.length;
+    let rest = bytes;
+    if (!this.headFull) {
+      const room = this.limits.head - this.headBytes;
+      const kept = rest.length <= room ? rest : rest.subarray(0, room);
+      // A copy: the head must not pin the whole chunk it came in.
+      this.headParts.push(Buffer.from(kept));
+      this.headBytes += kept.length;
+      this.lines.scan(kept);
+      if (kept.length === rest.length) return;
+      this.headFull = true;
+      this.lines.mark();
+      rest = rest.subarray(room);
+    }
+    this.tail.push(rest);
+    this.tailBytes += rest.length;
+    while (this.tailBytes > this.limits.tail) {
+      const first = this.tail[0]!;
+      const excess = this.tailBytes - this.limits.tail;
+      const gone = first.length <= excess ? this.tail.shift()! : first.subarray(0, excess);
+      if (gone !== first) this.tail[0] = first.subarray(excess);
+      this.tailBytes -= gone.length;
+      this.dropped += gone.length;
+      this.lines.scan(gone);
+    }
+  }
+
+  /** True once bytes had to be left out. */
+  get cut(): boolean {
+    return this.dropped > 0;
+  }
+
+  /** The kept form: the whole text when nothing was left out, else head, marker and tail. */
+  end(): Buffer {
+    const head = Buffer.concat(this.headParts, this.headBytes);
+    const tail = Buffer.concat(this.tail, this.tailBytes);
+    if (this.dropped === 0) return Buffer.concat([head, tail]);
+    const lines = this.lines;
+    const carried = lines.escapeLeft(tail[0]);
+    let tailStart = lines.scan(tail, true);
+    const tailLines = tailStart !== -1;
+    // A tail without a line break is the end of the last line. When that line is short enough for the scan
+    // to hold it whole, it is written whole; a longer one keeps the tail after a marker.
+    const last = tailLines ? undefined : lines.finishLine();
+    const lastCut = last !== undefined && last.kind === 'content' && last.cut;
+    if (!tailLines) {
+      tailStart = lastCut ? carried : tail.length;
+      while (tailStart < tail.length && (tail[tailStart]! & 0xc0) === 0x80) tailStart += 1;
+    }
+    const headLines = lines.headBreakEnd !== -1;
+    const headEnd = headLines ? lines.headBreakEnd : !lastCut ? 0 : utf8End(head, this.escaped ? escapeEnd(head, head.length) : head.length);
+    const left = this.total - headEnd - (tail.length - tailStart);
+    const marker = `[ralph: ${left} bytes left out here; the iteration log has them all]`;
+    const breakText = Buffer.from(this.escaped ? '\\n' : '\n');
+    const middle: Buffer[] = [];
+    const line = (text: string | Buffer): void => {
+      middle.push(typeof text === 'string' ? Buffer.from(text) : text, breakText);
+    };
+    if (lastCut && lines.breaksAfterMark === 0) {
+      // What was left out lies inside the last line: the marker stands in it.
+      middle.push(Buffer.from(`${headLines || headEnd === 0 ? '' : ' '}${marker} `));
+    } else {
+      // What was left out spans lines. The marker gets a line of its own inside a fence (or stays on the
+      // head's unfinished line), so it never reads as the answer's last words; then come the lines that
+      // keep the meaning of what was left out: a completion token alone on its line, the last line with
+      // content outside code, and the fence state the tail starts in.
+      let fence = headEnd === 0 && !headLines ? false : lines.headFence;
+      if (headEnd > 0 && !headLines) middle.push(Buffer.from(` ${marker}`), breakText);
+      else if (fence) line(marker);
+      else for (const text of [FENCE, marker, FENCE]) line(text);
+      const outside = (): void => {
+        if (fence) line(FENCE);
+        fence = false;
+      };
+      if (lines.token) {
+        outside();
+        line(COMPLETION_TOKEN);
+      }
+      if (lines.lastContent && !lastCut) {
+        outside();
+        line(lineText(lines.lastContent, this.escaped));
+      }
+      if (fence !== lines.inFence) line(FENCE);
+      if (lastCut) middle.push(Buffer.from(`${marker} `));
+    }
+    return Buffer.concat([head.subarray(0, headEnd), ...middle, tail.subarray(tailStart)]);
+  }
+}
