@@ -13,16 +13,108 @@ function detached(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
 }
 
+/**
+ * The end of a growing text as bounded() keeps it, held outside the JavaScript heap as UTF-16 code units:
+ * an append costs a copy of the piece, never of all kept so far, and nothing the agent prints outlives
+ * the next garbage collection (a flood of 100,000 lines would otherwise keep 512K characters of strings
+ * alive, which makes V8 grow its young generation). Decoded when read, character for character.
+ */
+class TextTail {
+  private units = Buffer.alloc(0);
+  private length = 0;
+  private joined: string | undefined = '';
+
+  get empty(): boolean {
+    return this.length === 0;
+  }
+
+  append(text: string): void {
+    if (text.length === 0) return;
+    this.joined = undefined;
+    const total = this.length + text.length;
+    if (total <= 2 * TEXT_KEPT) {
+      this.reserve(total);
+      this.units.write(text, this.length * 2, 'utf16le');
+      this.length = total;
+      return;
+    }
+    // Past twice the limit: the last TEXT_KEPT characters of what was kept and the new text.
+    this.reserve(TEXT_KEPT);
+    const fromText = Math.min(text.length, TEXT_KEPT);
+    const fromKept = TEXT_KEPT - fromText;
+    if (fromKept > 0) this.units.copy(this.units, 0, (this.length - fromKept) * 2, this.length * 2);
+    this.units.write(fromText === text.length ? text : text.slice(-fromText), fromKept * 2, 'utf16le');
+    this.length = TEXT_KEPT;
+  }
+
+  set(text: string): void {
+    this.length = 0;
+    this.append(text);
+  }
+
+  toString(): string {
+    if (this.joined === undefined) this.joined = this.units.toString('utf16le', 0, this.length * 2);
+    return this.joined;
+  }
+
+  /** Room for `units` code units (grown by doubling, at most to twice the limit). */
+  private reserve(units: number): void {
+    if (this.units.length >= units * 2) return;
+    // Twice what is held now (in code units, two bytes each), at least what is asked for.
+    const capacity = Math.min(2 * TEXT_KEPT, Math.max(units, this.units.length, 1024));
+    const bigger = Buffer.allocUnsafe(capacity * 2);
+    this.units.copy(bigger, 0, 0, this.length * 2);
+    this.units = bigger;
+  }
+}
+
+const TAILS = new WeakMap<Transcript, { last: TextTail; all: TextTail }>();
+
 export function newTranscript(): Transcript {
-  return { lastText: '', assistantText: '', errors: [], retries: 0, toolCalls: 0, otherText: [], inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  const last = new TextTail();
+  const all = new TextTail();
+  const transcript: Transcript = {
+    get lastText() {
+      return last.toString();
+    },
+    set lastText(text: string) {
+      last.set(text);
+    },
+    get assistantText() {
+      return all.toString();
+    },
+    set assistantText(text: string) {
+      all.set(text);
+    },
+    errors: [],
+    retries: 0,
+    toolCalls: 0,
+    otherText: [],
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
+  };
+  TAILS.set(transcript, { last, all });
+  return transcript;
+}
+
+/** Appends assistant text to both texts of the transcript (a line break between messages, none before a delta). */
+function appendText(transcript: Transcript, text: string, delta: boolean | undefined): void {
+  const tails = TAILS.get(transcript);
+  if (!tails) {
+    transcript.lastText = bounded(transcript.lastText + (transcript.lastText && !delta ? '\n' : '') + text);
+    transcript.assistantText = bounded(transcript.assistantText + (transcript.assistantText && !delta ? '\n' : '') + text);
+    return;
+  }
+  tails.last.append(!tails.last.empty && !delta ? `\n${text}` : text);
+  tails.all.append(!tails.all.empty && !delta ? `\n${text}` : text);
 }
 
 /** Folds one event into the transcript. */
 export function record(transcript: Transcript, event: AgentEvent): void {
   switch (event.kind) {
     case 'text':
-      transcript.lastText = bounded(transcript.lastText + (transcript.lastText && !event.delta ? '\n' : '') + event.text);
-      transcript.assistantText = bounded(transcript.assistantText + (transcript.assistantText && !event.delta ? '\n' : '') + event.text);
+      appendText(transcript, event.text, event.delta);
       break;
     case 'tool_call':
       transcript.toolCalls += 1;

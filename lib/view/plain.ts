@@ -28,8 +28,17 @@ export class LineView implements EventSink {
     return paint(this.options.color, colour, text);
   }
 
+  /** The last second stamped and its text: an agent printing thousands of lines a second is stamped once a second. */
+  private stampSecond = Number.NaN;
+  private stampText = '';
+
   line(text: string, at: number, colour?: Colour): void {
-    const stamp = this.paint('dim', dayjs(at).format('YYYY-MM-DD HH:mm:ss'));
+    const second = Math.floor(at / 1000);
+    if (second !== this.stampSecond) {
+      this.stampSecond = second;
+      this.stampText = dayjs(at).format('YYYY-MM-DD HH:mm:ss');
+    }
+    const stamp = this.paint('dim', this.stampText);
     this.options.out.write(`${stamp} ${colour ? this.paint(colour, text) : text}\n`);
   }
 
