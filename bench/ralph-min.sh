@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The classic ralph.sh loop, cut to its bones, as the benchmark's yardstick:
-#   query the task source, run the agent on the prompt, look for the token, log a line.
+#   query the task source, run the agent on the prompt, commit (PRD mode), look for the token, log a line.
 # Usage: ralph-min.sh beads|speckit|prd MAX_ITERATIONS
 # Reads BENCH_EPIC (beads), BENCH_TASKS_FILE (speckit), BENCH_PRD_FILE (prd) from the environment.
 set -u
@@ -8,6 +8,8 @@ mode=$1
 max=$2
 logs=.ralph-min
 mkdir -p "$logs"
+# The loop's own logs stay out of its commits, as ralph's .ralph/ does.
+[ "$mode" = prd ] && echo "/$logs/" >> "$(git rev-parse --git-path info/exclude)"
 log() { printf '%(%Y-%m-%d %H:%M:%S)T %s\n' -1 "$1" >> "$logs/ralph-min.log"; }
 
 for ((i = 1; i <= max; i++)); do
@@ -23,6 +25,8 @@ for ((i = 1; i <= max; i++)); do
   fi
   out="$logs/iteration-$i.jsonl"
   printf '%s' "${PROMPT:-/sp:next}" | claude -p --output-format stream-json --verbose --dangerously-skip-permissions > "$out" 2>&1
+  # PRD mode commits each iteration's work, as ralph does there by default: the same git work on both sides.
+  if [ "$mode" = prd ]; then git add -A && git commit -q -m "ralph-min: $next" > /dev/null; fi
   if grep -q '<promise>COMPLETE</promise>' "$out"; then
     log "iteration $i: $next: complete"
     exit 0

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, appendFileSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as SimpleGitModule from 'simple-git';
@@ -63,6 +63,8 @@ export class Git {
   private readonly git: SimpleGit;
   /** Set once .git/info/exclude keeps .ralph/ and the lock out of `git add -A`. */
   ownFilesExcluded = false;
+  private sha1: Promise<boolean> | undefined;
+  private hooks: Promise<boolean> | undefined;
 
   constructor(readonly cwd: string) {
     this.git = simpleGit({ baseDir: cwd, allowEnvironment: [...ALLOWED_GIT_ENV] });
@@ -135,15 +137,44 @@ export class Git {
     const body = Object.entries(trailers)
       .map(([key, value]) => `${key}: ${value}`)
       .join('\n');
+    let commit: string;
     try {
       const result = await this.git.commit(`${message}\n\n${body}\n`);
       if (!result.commit) return undefined;
+      commit = result.commit;
     } catch (error) {
       throw new RalphError(`git commit failed: ${(error as Error).message.split('\n')[0]}`, {
         hint: "set a git identity (git config user.name / user.email) or pass --no-commit",
       });
     }
-    return this.head();
+    // git prints the new commit's id in full (core.abbrev=40): no rev-parse needed, except in a SHA-256
+    // repository, whose ids are longer.
+    return /^[0-9a-f]{40}$/.test(commit) && (await this.usesSha1()) ? commit : this.head();
+  }
+
+  /** Whether the repository names objects by SHA-1 (40 hex digits), asked once. */
+  private usesSha1(): Promise<boolean> {
+    this.sha1 ??= this.attempt(['rev-parse', '--show-object-format']).then((answer) => answer.ok && answer.output.trim() === 'sha1');
+    return this.sha1;
+  }
+
+  /**
+   * Whether `git commit` runs a hook here that could change files (pre-commit and kin, in core.hooksPath
+   * or the git dir), looked at once: without one, a commit of everything leaves a clean work tree.
+   */
+  commitHooks(): Promise<boolean> {
+    this.hooks ??= this.gitPath('hooks').then((dir) => {
+      if (!dir) return true;
+      return ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'pre-merge-commit', 'reference-transaction', 'post-index-change'].some((name) => {
+        try {
+          accessSync(path.join(dir, name), constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    });
+    return this.hooks;
   }
 
   /** Runs any git command; its stdout. Throws a RalphError naming the command when git fails. */

@@ -15,7 +15,7 @@ import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';
 import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
 import { rejectionReason, reviewIteration, type Reviewer } from './review.ts';
-import { compareWorkStates, readWorkState, type WorkState } from './work-state.ts';
+import { compareWorkStates, readWorkState, stateAfterLanding, type WorkState } from './work-state.ts';
 
 export interface IterationContext {
   /** The repository root: ralph's own files (.ralph/) live here. */
@@ -99,6 +99,10 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const agentText = run.transcript.assistantText || answer;
   const claimedComplete = run.classification.kind === 'ok' && claimsCompletion(answer);
 
+  // Without gates nothing changes the tree between the agent's end and this read: git works while the
+  // source is asked (a failure is awaited, and thrown, below).
+  const early = ctx.gates ? undefined : workspace.git.state();
+  early?.catch(() => undefined);
   const after = await workspace.snapshot('progress');
   const vanished = taskCount(before) > 0 && taskCount(after) === 0;
   // A worker answers for its own task only: what else its copy shows done is not its to finish.
@@ -110,7 +114,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   let decided = own ? { outcome: own.kind, reason: own.reason } : generic;
   // A source that settles the task itself (PRD) marks it done only in settle(): count it now.
   let tasksDone = own?.kind === 'pass' && !finished.includes(task.id) ? [...finished, task.id] : finished;
-  const treeAfter = await workspace.git.state();
+  const treeAfter = await (early ?? workspace.git.state());
   const changes = await workspace.git.changedSince(info.head, treeAfter);
   const workAfter = await readWorkState(workspace.git, treeAfter);
   const work = compareWorkStates(workBefore, workAfter, source.bookkeepingFiles());
@@ -155,9 +159,13 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review };
   const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head });
   // What the next iteration here starts from, without another `git status`: the tree as the agent left it,
-  // or, after ralph's own commit of all of it, a clean tree at that commit (bookkeeping aside). A review may
-  // have touched the tree (and a worker's worktree moves to a new base): then the next one reads it again.
-  if (!review && workspace.worker === undefined) leftBehind.set(workspace, landed.head === changes.head ? workAfter : { head: landed.head, files: new Map() });
+  // or, after ralph's own commit of all of it, a clean tree at that commit (bookkeeping aside), unless a
+  // commit hook may have changed files. A review may have touched the tree (and a worker's worktree moves
+  // to a new base): then the next one reads it again.
+  if (!review && !landed.conflict && workspace.worker === undefined) {
+    const left = await stateAfterLanding(workspace.git, workAfter, changes.head, landed.head);
+    if (left) leftBehind.set(workspace, left);
+  }
   record.commit = landed.commit;
   if (landed.kept) record.kept = landed.kept;
   if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;

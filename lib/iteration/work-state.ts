@@ -29,6 +29,17 @@ export async function readWorkState(git: Git, known?: WorkTreeState): Promise<Wo
   return { head: status.head, files };
 }
 
+/**
+ * The work tree as an iteration left it, without another `git status`: as read after the agent when ralph
+ * did not commit (since then only the source's bookkeeping changed, which comparisons leave out), clean
+ * at ralph's new commit when ralph committed everything, unless a commit hook may have changed files
+ * (undefined: read it again). `agentHead` is HEAD after the agent, `landedHead` after landing.
+ */
+export async function stateAfterLanding(git: Git, afterAgent: WorkState, agentHead: string | undefined, landedHead: string | undefined): Promise<WorkState | undefined> {
+  if (landedHead === undefined || landedHead === agentHead) return afterAgent;
+  return (await git.commitHooks()) ? undefined : { head: landedHead, files: new Map() };
+}
+
 /** True when `file` is one of `paths` or lies under one of them (a folder, with or without its `/`). */
 export function matchesAny(file: string, paths: readonly string[]): boolean {
   return paths.some((entry) => file === entry || file.startsWith(`${entry.replace(/\/$/, '')}/`));

@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Redactor } from '../redact/index.ts';
 import { LineSplitter, LONG_LINE_BYTES } from './line-splitter.ts';
-import { groupTree, signalTree, stopTree } from './process-tree.ts';
+import { groupTree, processAlive, signalTree, stopTree } from './process-tree.ts';
 
 /** An external command described as data; never a shell string. */
 export interface Command {
@@ -224,7 +224,9 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     child.on('exit', (code, signal) => {
       exitInfo = { code, signal };
-      if (pgid !== undefined) known.push(...groupTree(pgid));
+      // Leftovers are found through the group's remaining members (the leader's own children are no longer
+      // below it once it is reaped): an empty group, the usual end, needs no walk through /proc.
+      if (pgid !== undefined && processAlive(-pgid)) known.push(...groupTree(pgid));
       // Pipes held open by a leftover grandchild must not keep ralph waiting for 'close'. While the group
       // is being stopped, though, the leader may go first (bwrap dies at SIGTERM while the agent inside
       // still ends cleanly): its last output is read until the SIGKILL, so the log stays whole.

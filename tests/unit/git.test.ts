@@ -49,4 +49,33 @@ describe('Git against a real repository', () => {
     expect(changes.files).toEqual(['a.txt', 'b.txt', 'c.txt']);
     expect(changes.head).toBe(await git.head());
   });
+
+  it('commits everything and gives the new commit in full, without asking git for HEAD again', async () => {
+    const dir = repo();
+    const git = new Git(dir);
+    writeFileSync(path.join(dir, 'b.txt'), 'b\n');
+    const previous = process.env;
+    process.env = env;
+    try {
+      const commit = await git.commitAll('work', { 'Ralph-Iteration': '1' });
+      expect(commit).toMatch(/^[0-9a-f]{40}$/);
+      expect(commit).toBe(await git.head());
+      expect(await git.commitAll('nothing', {})).toBeUndefined();
+    } finally {
+      process.env = previous;
+    }
+  });
+
+  it('knows whether a commit runs a hook that could change files, in the git dir or core.hooksPath', async () => {
+    const dir = repo();
+    expect(await new Git(dir).commitHooks()).toBe(false);
+    writeFileSync(path.join(dir, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    expect(await new Git(dir).commitHooks()).toBe(true);
+    const other = repo();
+    const hooks = path.join(other, 'my-hooks');
+    execFileSync('mkdir', [hooks]);
+    writeFileSync(path.join(hooks, 'post-commit'), '#!/bin/sh\n', { mode: 0o755 });
+    execFileSync('git', ['config', 'core.hooksPath', hooks], { cwd: other });
+    expect(await new Git(other).commitHooks()).toBe(true);
+  });
 });

@@ -101,9 +101,9 @@ export function readHistory(root: string): HistoryRecord[] {
   return records;
 }
 
-/** Writes one record atomically; returns its path. */
-export function writeHistoryRecord(root: string, record: HistoryRecord): string {
+/** Writes one record atomically (`durable: false`: without waiting for the disk); returns its path. */
+export function writeHistoryRecord(root: string, record: HistoryRecord, options: { durable?: boolean } = {}): string {
   const file = historyFile(root, record.iterationNumber);
-  writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`);
+  writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, options);
   return file;
 }

@@ -103,7 +103,8 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       const file = historyFile(root, iteration);
       if (!existsSync(file)) return;
       const record = JSON.parse(readFileSync(file, 'utf8')) as HistoryRecord;
-      writeHistoryRecord(root, { ...record, commit });
+      // Only the commit's id is new, and git keeps it (the commit's Ralph-Iteration trailer): no fsync.
+      writeHistoryRecord(root, { ...record, commit }, { durable: false });
       // ralph made this commit on top of the cached HEAD: extend the cached log instead of asking git again.
       if (commitsAt && parent !== undefined && commitsAt.head === parent) {
         commitsAt = { head: commit, lines: [`${commit.slice(0, 7)} ralph: ${record.taskId ?? ''} ${record.taskTitle ?? ''}`.trim(), ...commitsAt.lines].slice(0, 20) };

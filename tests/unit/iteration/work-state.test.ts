@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'no
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Git } from '../../../lib/git.ts';
-import { compareWorkStates, matchesAny, readWorkState, type WorkState } from '../../../lib/iteration/work-state.ts';
+import { compareWorkStates, matchesAny, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const state = (head: string | undefined, files: Record<string, string>): WorkState => ({ head, files: new Map(Object.entries(files)) });
@@ -58,5 +58,37 @@ describe('readWorkState on a real repository', () => {
     rmSync(path.join(dir, 'src'), { recursive: true });
     execFileSync('git', ['commit', '-qam', 'work'], { cwd: dir, env });
     expect(compareWorkStates(after, await readWorkState(git))).toEqual({ headMoved: true, files: ['a.txt', 'src/new.ts'] });
+  });
+});
+
+describe('stateAfterLanding', () => {
+  const git = (hooks: boolean): Git => ({ commitHooks: async () => hooks }) as unknown as Git;
+  const afterAgent = state('a1', { 'src/x.ts': '10:1' });
+
+  it('is the state read after the agent when ralph did not commit', async () => {
+    expect(await stateAfterLanding(git(false), afterAgent, 'a1', 'a1')).toBe(afterAgent);
+    expect(await stateAfterLanding(git(true), afterAgent, 'a1', undefined)).toBe(afterAgent);
+  });
+
+  it('is a clean tree at the new commit when ralph committed everything, unless a commit hook may have changed files', async () => {
+    expect(await stateAfterLanding(git(false), afterAgent, 'a1', 'c2')).toEqual(state('c2', {}));
+    expect(await stateAfterLanding(git(true), afterAgent, 'a1', 'c2')).toBeUndefined();
+  });
+
+  it('matches what git shows after a commit of everything', async () => {
+    const env = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test' };
+    const dir = tempDir('ralph-work-');
+    execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });
+    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+    execFileSync('git', ['add', '-A'], { cwd: dir });
+    execFileSync('git', ['commit', '-qm', 'init'], { cwd: dir, env });
+    const real = new Git(dir);
+    writeFileSync(path.join(dir, 'a.txt'), 'b\n');
+    writeFileSync(path.join(dir, 'new.txt'), 'n\n');
+    const after = await readWorkState(real);
+    execFileSync('git', ['add', '-A'], { cwd: dir });
+    execFileSync('git', ['commit', '-qm', 'work'], { cwd: dir, env });
+    const carried = await stateAfterLanding(real, after, after.head, await real.head());
+    expect(carried).toEqual(await readWorkState(real));
   });
 });
