@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
+import { createRequire } from 'node:module';
+import type * as Lockfile from 'proper-lockfile';
 import { RalphError } from './errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
 import { processAlive } from './process/process-tree.ts';
@@ -111,6 +112,8 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
 
   let releaseDir: () => Promise<void>;
   try {
+    // Loaded when a lock is taken, not at start-up (--dry-run, status and report never take one).
+    const lockfile = createRequire(import.meta.url)('proper-lockfile') as typeof Lockfile;
     releaseDir = await lockfile.lock(file, {
       lockfilePath: dir,
       realpath: false,

@@ -15,23 +15,15 @@ import { loadReviewTemplate, renderReviewPrompt } from './review-prompt.ts';
 import { parseVerdict } from './verdict.ts';
 import { compareWorkStates, readWorkState, type WorkState } from './work-state.ts';
 
+// Read at start-up, before anything runs: in its own module so --dry-run does not load the agent runner.
+export { parseReviewSpec } from './review-spec.ts';
+
 /** The reviewer of a run: its adapter and model, and how --review named it. */
 export interface Reviewer {
   agent: Agent;
   model?: string;
   /** `codex`, `claude:opus`: as given to --review. */
   label: string;
-}
-
-/** `--review codex`, `--review claude:opus` → agent and model; undefined for off (`none`, empty). Pure. */
-export function parseReviewSpec(value: string | undefined): { agent: string; model?: string } | undefined {
-  const text = value?.trim();
-  if (!text || text.toLowerCase() === 'none' || text.toLowerCase() === 'off') return undefined;
-  // Model names may hold colons themselves (`openrouter/x:free`): split at the first one only.
-  const colon = text.indexOf(':');
-  if (colon === -1) return { agent: text };
-  const model = text.slice(colon + 1).trim();
-  return { agent: text.slice(0, colon).trim(), ...(model ? { model } : {}) };
 }
 
 export interface ReviewInput {

@@ -2,18 +2,14 @@
 // run, the state sinks, the summary and the report; the loop (./loop.ts) owns the iterations.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { stopOrphanedAgent } from '../process/agent-pid.ts';
 import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
-import { resolveGates, runGates } from '../gates.ts';
 import { excludeRalphFiles } from '../git.ts';
-import { createUsageWait } from '../iteration/usage-wait.ts';
-import { acquireLock, inspectLock, type HeldLock } from '../lock.ts';
+import { inspectLock, type HeldLock } from '../lock.ts';
 import { createNotifySink, notifySettings } from '../notify/index.ts';
-import { killActiveNow } from '../process/runner.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
 import type { Agent } from '../agents/types.ts';
@@ -22,8 +18,6 @@ import { printError } from '../view/print-error.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
-import { runLoop } from './loop.ts';
-import { Worktrees } from './worktrees.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 
@@ -93,6 +87,17 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       warn('git has uncommitted changes: the agent will start from them and may commit them with its story');
     }
 
+    // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
+    // runner, the gates and the lock's library.
+    const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }] = await Promise.all([
+      import('../lock.ts'),
+      import('./loop.ts'),
+      import('./worktrees.ts'),
+      import('../gates.ts'),
+      import('../iteration/usage-wait.ts'),
+      import('../process/runner.ts'),
+      import('../process/agent-pid.ts'),
+    ]);
     lock = await acquireLock({
       root,
       branch: prepared.branch ?? '(detached)',
