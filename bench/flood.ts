@@ -1,11 +1,13 @@
 // Benchmark 3: an agent that writes 1 GiB of stream-json, 10 MiB lines included. ralph's node process
 // must stay under 150 MB resident and keep up at 200 MB/s, and its per-iteration log must hold exactly
 // the bytes written. The generator is calibrated first against a reader that does nothing. The same flood
-// then runs with --no-redact: redaction (on by default) must keep at least 0.8× of that throughput.
+// then runs with --no-redact: redaction (on by default) must keep at least 0.8× of that throughput. Last,
+// four workers flood a quarter each in one ralph (flood-parallel.ts): the same targets hold.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { parallelFlood } from './flood-parallel.ts';
 import { findRalphProcess, runTimed, watchPeakRss } from './process.ts';
 import { info, judged, type Benchmark, type Row } from './report.ts';
 import { AGENTS, benchSandbox, RALPH, readSpans, seedBeads, standardEpic, TSX } from './sandbox.ts';
@@ -186,6 +188,9 @@ export const flood: Benchmark = {
     rows.push(info({ benchmark: name, figure: 'iteration outcome (ralph exit code)', result: `${run.outcome ? `${run.outcome.outcome}: ${run.outcome.reason}` : 'no record'} (exit ${run.exit})` }));
 
     rows.push(...(await redactionCost(bytes, name, run)));
+
+    const quarter = Math.floor(bytes / 4);
+    rows.push(...(await parallelFlood({ name, bytes: quarter, expected: await expectedStream(quarter), env: SECRET_ENV, rssTarget: RSS_TARGET, throughputTarget: THROUGHPUT_TARGET })));
     return rows;
   },
 };
