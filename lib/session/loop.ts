@@ -21,7 +21,7 @@ import { ClaimLostError } from '../sources/beads-workers.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { MergeLock } from './merge.ts';
 import { worktreeWorkspace, type WorkerWorkspace } from './worker.ts';
-import { Worktrees } from './worktrees.ts';
+import { Worktrees, type Worktree } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
 import { describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
@@ -279,6 +279,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
     // Work a worker could not merge (an interruption) is kept on a branch; then the worktrees go.
+    const done: Worktree[] = [];
     for (const worker of workers.values()) {
       try {
         const kept = await worker.keepLeftovers('interrupted');
@@ -287,7 +288,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         bus.emit({ type: 'warning', message: `could not keep the work of worker ${worker.worker}: ${errorMessage(error)} (its worktree ${worker.cwd} is left in place)` });
         continue;
       }
-      await worktrees!.remove({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
+      done.push({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
     }
+    if (worktrees) await worktrees.removeAll(done);
   }
 }

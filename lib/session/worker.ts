@@ -26,6 +26,13 @@ export interface WorkerWorkspace extends Workspace {
   keepLeftovers(label: string | number): Promise<string | undefined>;
 }
 
+/** A rebase made before the merge lock: onto `target`, from the worktree's `original` head. */
+interface Early {
+  target: string;
+  original: string;
+  replay: Replay;
+}
+
 function trailers(task: { id: string }, iteration: number, worker: number): Record<string, string> {
   return { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id, 'Ralph-Worker': `w${worker}` };
 }
@@ -70,10 +77,29 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     return kept;
   };
 
-  const merge = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean): Promise<Landed> => {
+  /**
+   * The rebase done before the merge lock, onto the head the last merge published: under the lock it is
+   * kept when the feature branch has not moved since (the usual case once workers finish at different
+   * times), so the merges queued behind this one do not wait for it.
+   */
+  const rebaseEarly = async (own: string | undefined, agentCommitted: boolean): Promise<Early | undefined> => {
+    const guess = lock.published;
+    if (!guess || !tree.base || guess === tree.base || (!agentCommitted && !own)) return undefined;
+    const original = await tree.git.head();
+    if (!original) return undefined;
+    return { target: guess, original, replay: await rebase(guess, own, agentCommitted) };
+  };
+
+  const merge = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, early: Early | undefined): Promise<Landed> => {
     const target = await main.head();
     if (!target || !tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
-    const replay = await rebase(target, own, agentCommitted);
+    let replay: Replay;
+    if (early && early.target === target) replay = early.replay;
+    else {
+      // The branch moved since: the worktree goes back to the agent's work and is rebased again.
+      if (early && (await tree.git.head()) !== early.original) await tree.git.raw(['reset', '-q', '--hard', early.original]);
+      replay = await rebase(target, own, agentCommitted);
+    }
     let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
     if (!('conflict' in replay) && replay.head !== target) {
       const forward = await main.attempt(['merge', '--ff-only', '-q', replay.head]);
@@ -100,8 +126,6 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     lock.published = head ?? target;
     const commit = head !== target ? head : undefined;
     if (commit) await source.recordCommit?.(info.iteration, commit, target);
-    // The worktree follows, so nothing it holds looks unmerged if ralph is killed now.
-    await tree.git.raw(['reset', '-q', '--hard', head ?? target]);
     tree.base = head ?? target;
     return { commit, head };
   };
@@ -127,11 +151,16 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (result.kind === 'pass') {
         const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
         const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker));
-        return lock.run(async () => {
+        const early = await rebaseEarly(own, agentCommitted);
+        const landed = await lock.run(async () => {
           const started = Date.now();
-          const landed = await merge(landing, own, agentCommitted);
-          return { ...landed, mergeMs: Date.now() - started };
+          return { ...(await merge(landing, own, agentCommitted, early)), mergeMs: Date.now() - started };
         });
+        // The worktree follows the feature branch, so nothing it holds looks unmerged at the end (or to the
+        // sweep after a kill -9). Its own worktree: done after the merge lock is released, so the next
+        // worker's merge does not wait for it (a kill in between at worst keeps a copy on a branch).
+        if (!landed.conflict && tree.base) await tree.git.raw(['reset', '-q', '--hard', tree.base]);
+        return landed;
       }
       const kept = await keep(info.iteration);
       await lock.run(async () => source.settle?.(result, info));

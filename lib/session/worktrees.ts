@@ -129,9 +129,19 @@ export class Worktrees {
     return this.feature;
   }
 
-  /** Removes the worktree and its branch. */
-  remove(tree: Worktree): Promise<void> {
-    return this.serial(() => this.drop(tree));
+  /** Removes the worktrees and their branches (git's bookkeeping pruned once, the branches deleted in one call). */
+  removeAll(trees: readonly Worktree[]): Promise<void> {
+    return this.serial(async () => {
+      if (trees.length === 0) return;
+      for (const tree of trees) {
+        await this.main.attempt(['worktree', 'remove', '--force', tree.dir]);
+        rmSync(tree.dir, { recursive: true, force: true });
+      }
+      await this.main.attempt(['worktree', 'prune']);
+      const deleted = await this.main.attempt(['branch', '-D', ...trees.map((tree) => tree.branch)]);
+      // One branch git could not delete (gone already) stops the others in the same call: one by one then.
+      if (!deleted.ok) for (const tree of trees) await this.main.attempt(['branch', '-D', tree.branch]);
+    });
   }
 
   private async drop(tree: Worktree): Promise<void> {
