@@ -28,7 +28,8 @@ export interface CheckboxLine {
 }
 
 // Bullet, optional spaces (`-[X]T001` occurs), a box of at most three characters, the rest.
-const CHECKBOX = /^\s*((?:>\s*)*)(?:[-*+]|\d{1,3}[.)])\s*\[([^[\]]{0,3})\]\s*(.*?)\s*$/u;
+// The rest is taken greedily and trimmed after: a lazy `(.*?)\s*$` tries the end at every character.
+const CHECKBOX = /^\s*((?:>\s*)*)(?:[-*+]|\d{1,3}[.)])\s*\[([^[\]]{0,3})\]\s*(.*)$/u;
 const OPEN_BOX = /^\s*$/;
 const DONE_BOX = /^\s*[xX✓✔✅☑]\uFE0F?\s*$/u;
 /** A single mark that is neither open nor done (`[-]`, `[~]`, `[/]`, `[⚠️]`): ralph cannot tell what it means. */
@@ -41,5 +42,5 @@ export function readCheckbox(line: string): CheckboxLine | undefined {
   const box = match[2]!;
   const state: BoxState | undefined = OPEN_BOX.test(box) ? 'open' : DONE_BOX.test(box) ? 'done' : OTHER_BOX.test(box) ? 'unknown' : undefined;
   if (!state) return undefined;
-  return { state, box, rest: match[3]!, quoted: match[1]!.length > 0 };
+  return { state, box, rest: match[3]!.trimEnd(), quoted: match[1]!.length > 0 };
 }

@@ -135,7 +135,7 @@ export function parseTasksMd(input: string): ParsedTasks {
     const counts = result.checkboxes;
     counts.count += 1;
     counts.first ??= { line: lineNumber, text: line.trim() };
-    const found = readTaskLine(line);
+    const found = readTaskLine(line, checkbox);
     if (!found) {
       if (checkbox.state === 'open' && prose === undefined) {
         counts.openWithoutId += 1;

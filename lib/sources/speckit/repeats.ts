@@ -39,44 +39,60 @@ export interface Assembled {
 
 /** Settles ids (`T003`, `T003#2`, …), files copies under their prose heading and sets strays aside. */
 export function assembleTasks(candidates: readonly Candidate[], groups: TaskGroup[], make: (candidate: Candidate, id: string, group: TaskGroup) => SpeckitTask): Assembled {
-  // The phase lines first: their descriptions decide which prose lines are copies.
-  const phase = new Map<Candidate, SpeckitTask>();
+  // The phase lines first: their descriptions decide which prose lines are copies. Tasks are kept by the
+  // candidate's index, so they come out in file order without a sort.
+  const taskAt: Array<SpeckitTask | undefined> = new Array(candidates.length);
   const phaseByWritten = new Map<string, SpeckitTask[]>();
-  for (const candidate of candidates) {
-    if (candidate.prose !== undefined) continue;
+  let anyProse = false;
+  candidates.forEach((candidate, index) => {
+    if (candidate.prose !== undefined) {
+      anyProse = true;
+      return;
+    }
     const task = make(candidate, candidate.id, groups[candidate.group!]!);
-    phase.set(candidate, task);
-    phaseByWritten.set(candidate.id, [...(phaseByWritten.get(candidate.id) ?? []), task]);
-  }
+    taskAt[index] = task;
+    const same = phaseByWritten.get(candidate.id);
+    if (same) same.push(task);
+    else phaseByWritten.set(candidate.id, [task]);
+  });
 
   const strays: StrayLine[] = [];
   const copyOf = new Map<SpeckitTask, SpeckitTask>();
   const proseGroups = new Map<string, TaskGroup>();
-  for (const candidate of candidates) {
-    if (candidate.prose === undefined) continue;
-    const sameId = phaseByWritten.get(candidate.id) ?? [];
-    const group = proseGroups.get(candidate.prose) ?? newGroup(groups.length, candidate.prose, candidate.line);
-    const task = make(candidate, candidate.id, group);
-    const original = sameId.find((other) => sameDescription(other.title, task.title));
-    if (!original) {
-      if (!candidate.done) {
-        const why = sameId.length === 0 ? `no task of the phases has the id ${candidate.id}` : `its description differs from ${candidate.id} on line ${sameId[0]!.line}`;
-        strays.push({ line: candidate.line, text: candidate.text, state: 'open', why: `it sits under "${candidate.prose}", which explains rather than lists work, and ${why}` });
+  if (anyProse) {
+    candidates.forEach((candidate, index) => {
+      if (candidate.prose === undefined) return;
+      const sameId = phaseByWritten.get(candidate.id) ?? [];
+      const group = proseGroups.get(candidate.prose) ?? newGroup(groups.length, candidate.prose, candidate.line);
+      const task = make(candidate, candidate.id, group);
+      const original = sameId.find((other) => sameDescription(other.title, task.title));
+      if (!original) {
+        if (!candidate.done) {
+          const why = sameId.length === 0 ? `no task of the phases has the id ${candidate.id}` : `its description differs from ${candidate.id} on line ${sameId[0]!.line}`;
+          strays.push({ line: candidate.line, text: candidate.text, state: 'open', why: `it sits under "${candidate.prose}", which explains rather than lists work, and ${why}` });
+        }
+        return;
       }
-      continue;
-    }
-    if (!proseGroups.has(candidate.prose)) {
-      groups.push(group);
-      proseGroups.set(candidate.prose, group);
-    }
-    phase.set(candidate, task);
-    copyOf.set(task, original);
+      if (!proseGroups.has(candidate.prose)) {
+        groups.push(group);
+        proseGroups.set(candidate.prose, group);
+      }
+      taskAt[index] = task;
+      copyOf.set(task, original);
+    });
   }
 
   // Names in file order: the first phase line keeps the written id, every other line is ID#2, ID#3, …
-  const tasks = [...phase.values()].sort((a, b) => a.line - b.line);
+  const tasks = taskAt.filter((task): task is SpeckitTask => task !== undefined);
+  const lines = new Map<string, number>();
+  for (const task of tasks) lines.set(task.writtenId, (lines.get(task.writtenId) ?? 0) + 1);
   const byWritten = new Map<string, SpeckitTask[]>();
-  for (const task of tasks) byWritten.set(task.writtenId, [...(byWritten.get(task.writtenId) ?? []), task]);
+  for (const task of tasks) {
+    if (lines.get(task.writtenId)! < 2) continue;
+    const same = byWritten.get(task.writtenId);
+    if (same) same.push(task);
+    else byWritten.set(task.writtenId, [task]);
+  }
   for (const [written, all] of byWritten) {
     if (all.length < 2) continue;
     const first = phaseByWritten.get(written)![0]!;

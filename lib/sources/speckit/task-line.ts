@@ -3,7 +3,7 @@
 // Real files write the same thing many ways: `- [ ] T001`, `* [x] **T001**`, `  - [X] T102.1` nested under
 // its parent, `- [ ] T104A [P]`, `- [x] T129A[P][US2]`, `-[X]T001[P]` with the spaces squeezed out,
 // `[✅]` for done and `[]` for open. Whatever ralph cannot read for sure is reported, never dropped.
-import { readCheckbox, type BoxState } from '../../markdown.ts';
+import { readCheckbox, type BoxState, type CheckboxLine } from '../../markdown.ts';
 
 export { readCheckbox, type BoxState, type CheckboxLine } from '../../markdown.ts';
 
@@ -20,8 +20,8 @@ const LOOKS_LIKE_ID = /^\**(T\d[\w.]*)/;
 const TASK_ID = /^\**(T\d{3,}(?:\.\d+)*[A-Za-z]?)(?![A-Za-z0-9]|\.\d)\**/;
 
 /** A checkbox line that starts with a task id (readable or not); undefined for other lines. */
-export function readTaskLine(line: string): TaskLine | undefined {
-  const checkbox = readCheckbox(line);
+export function readTaskLine(line: string, known?: CheckboxLine): TaskLine | undefined {
+  const checkbox = known ?? readCheckbox(line);
   if (!checkbox) return undefined;
   const looks = LOOKS_LIKE_ID.exec(checkbox.rest);
   if (!looks) return undefined;
