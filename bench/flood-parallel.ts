@@ -2,26 +2,15 @@
 // generator, each writing a quarter of the flood, redaction on (as by default) with secret-looking
 // variables in the environment. One ralph process reads all four: its peak RSS must stay under the same
 // 150 MB, the four together must reach the same throughput, and every iteration log must be whole.
-import { createHash } from 'node:crypto';
-import { createReadStream, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { prdJson } from './fixtures.ts';
-import { findRalphProcess, runTimed, watchPeakRss } from './process.ts';
+import { findRalphProcess, runTimed, sha256Of, watchPeakRss } from './process.ts';
 import { info, judged, type Row } from './report.ts';
 import { AGENTS, benchSandbox, commitAll, RALPH, readSpans, TSX } from './sandbox.ts';
 
 const GENERATOR = path.join(AGENTS, 'flood-agent.mjs');
 const WORKERS = 4;
-
-function sha256Of(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(file, { highWaterMark: 4 * 1024 * 1024 })
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolve(hash.digest('hex')));
-  });
-}
 
 export interface ParallelFloodOptions {
   name: string;

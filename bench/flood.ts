@@ -4,11 +4,10 @@
 // then runs with --no-redact: redaction (on by default) must keep at least 0.8× of that throughput. Last,
 // four workers flood a quarter each in one ralph (flood-parallel.ts): the same targets hold.
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parallelFlood } from './flood-parallel.ts';
-import { findRalphProcess, runTimed, watchPeakRss } from './process.ts';
+import { findRalphProcess, runTimed, sha256Of, watchPeakRss } from './process.ts';
 import { info, judged, type Benchmark, type Row } from './report.ts';
 import { AGENTS, benchSandbox, RALPH, readSpans, seedBeads, standardEpic, TSX } from './sandbox.ts';
 
@@ -39,16 +38,6 @@ async function expectedStream(bytes: number): Promise<{ sha256: string; bytes: n
   const run = await runTimed(process.execPath, [GENERATOR, '--sha256'], { cwd: AGENTS, env: { ...process.env, BENCH_FLOOD_BYTES: String(bytes) }, timeoutMs: 60_000 });
   const [sha256, size] = run.stdout.trim().split(' ');
   return { sha256: sha256!, bytes: Number(size) };
-}
-
-function sha256Of(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(file, { highWaterMark: 4 * 1024 * 1024 })
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolve(hash.digest('hex')));
-  });
 }
 
 interface FloodRun {

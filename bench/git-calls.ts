@@ -2,11 +2,11 @@
 // the run that is timed, since the shim costs a shell and a `date` per call). Every call between one agent
 // run's end and the next one's start is ralph's: the bench agents never call git themselves.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, symlinkSync } from 'node:fs';
+import { symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { runTimed } from './process.ts';
 import { info, judged, max, median, type Row } from './report.ts';
-import { AGENTS, RALPH, readSpans, TSX, type BenchSandbox } from './sandbox.ts';
+import { AGENTS, linesOf, RALPH, readSpans, TSX, type BenchSandbox } from './sandbox.ts';
 
 const ITERATIONS = 8;
 
@@ -16,14 +16,7 @@ interface Call {
 }
 
 function readCalls(file: string): Call[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
+  return linesOf(file)
     .filter((line) => /^\d+ /.test(line))
     .map((line) => ({ at: Number(BigInt(line.slice(0, line.indexOf(' '))) / 1000n) / 1000, args: line.slice(line.indexOf(' ') + 1) }));
 }

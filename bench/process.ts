@@ -1,7 +1,8 @@
 // Running the programs under test: wall time, a hard time limit on the whole process group, and
 // ralph's own node process found under tsx (for its memory).
 import { spawn } from 'node:child_process';
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, createReadStream, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 export interface TimedRun {
   code: number | null;
@@ -171,4 +172,15 @@ export function watchPeakRss(findPid: () => number | undefined, everyMs = 50): {
       return { peak, pid, cpuMs };
     },
   };
+}
+
+/** The sha256 of a file, read in 4 MiB pieces (a 1 GiB log is never held). */
+export function sha256Of(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(file, { highWaterMark: 4 * 1024 * 1024 })
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')));
+  });
 }

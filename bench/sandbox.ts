@@ -68,16 +68,18 @@ export function commitAll(sandbox: Sandbox, message: string): void {
   execFileSync('git', ['commit', '-q', '--allow-empty', '-m', message], { cwd: sandbox.repo, env: sandbox.env, stdio: 'ignore' });
 }
 
-/** Lines of a `<start ns> <end ns> …` timing file as milliseconds. */
-export function readSpans(file: string): Array<{ start: number; end: number; what: string }> {
-  let text: string;
+/** The lines of a file the bench's shims append to; none when it was never written. */
+export function linesOf(file: string): string[] {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8').split('\n');
   } catch {
     return [];
   }
-  return text
-    .split('\n')
+}
+
+/** Lines of a `<start ns> <end ns> …` timing file as milliseconds. */
+export function readSpans(file: string): Array<{ start: number; end: number; what: string }> {
+  return linesOf(file)
     .filter((line) => /^\d+ \d+( |$)/.test(line))
     .map((line) => {
       const [start, end, what] = line.split(' ');
