@@ -127,12 +127,12 @@ export class Git {
 
   /** Stages everything and commits with trailers; undefined when there was nothing to commit. */
   async commitAll(message: string, trailers: Record<string, string>): Promise<string | undefined> {
-    await this.git.add(['-A']);
+    await this.git.raw(['add', '-A', '--verbose']);
     if (!this.ownFilesExcluded) {
       // ralph's own state never goes into the user's history, whatever their .gitignore says.
       const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
       const own = staged.filter(isRalphFile);
-      if (own.length > 0) await this.git.raw(['reset', '-q', '--', ...own]);
+      if (own.length > 0) await this.git.raw(['reset', '--', ...own]);
     }
     const body = Object.entries(trailers)
       .map(([key, value]) => `${key}: ${value}`)
@@ -177,7 +177,12 @@ export class Git {
     return this.hooks;
   }
 
-  /** Runs any git command; its stdout. Throws a RalphError naming the command when git fails. */
+  /**
+   * Runs any git command; its stdout. Throws a RalphError naming the command when git fails.
+   * simple-git waits 50 ms more after a command that printed nothing (its completion plugin, to catch late
+   * output): ralph's own write commands on the loop's path run without `-q` (and `add` with `--verbose`)
+   * so that they print what they did, which ralph ignores.
+   */
   async raw(args: readonly string[]): Promise<string> {
     try {
       return await this.git.raw([...args]);

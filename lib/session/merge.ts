@@ -35,7 +35,7 @@ export async function replayOnto(tree: Git, base: string, target: string, stateF
   const original = await tree.head();
   const commits = (await tree.raw(['rev-list', '--reverse', `${base}..HEAD`])).split('\n').filter(Boolean);
   if (!original || commits.length === 0) return { head: target, commits: 0 };
-  await tree.raw(['reset', '-q', '--hard', target]);
+  await tree.raw(['reset', '--hard', target]);
   let replayed = 0;
   for (const commit of commits) {
     const pick = await tree.attempt(['cherry-pick', '--no-commit', '--allow-empty', commit]);
@@ -44,31 +44,31 @@ export async function replayOnto(tree: Git, base: string, target: string, stateF
       const real = unmerged.filter((file) => !isUnder(file, stateFiles));
       if (real.length > 0 || unmerged.length === 0) {
         await tree.attempt(['cherry-pick', '--abort']);
-        await tree.raw(['reset', '-q', '--hard', original]);
+        await tree.raw(['reset', '--hard', original]);
         return { conflict: real.length > 0 ? real : [firstLine(pick.output)] };
       }
     }
     // The state files stay as the feature branch has them: ralph records the task's state itself.
-    if (stateFiles.length > 0) await tree.raw(['reset', '-q', 'HEAD', '--', ...stateFiles]);
+    if (stateFiles.length > 0) await tree.raw(['reset', 'HEAD', '--', ...stateFiles]);
     const staged = await tree.hasStaged();
     if (staged) {
-      await tree.raw(['commit', '-q', '--no-verify', '--allow-empty-message', '-C', commit]);
+      await tree.raw(['commit', '--no-verify', '--allow-empty-message', '-C', commit]);
       replayed += 1;
     }
     // What is left (the state files' changes, a commit with nothing else) goes before the next pick.
-    if (!staged || stateFiles.length > 0) await tree.raw(['reset', '-q', '--hard', 'HEAD']);
+    if (!staged || stateFiles.length > 0) await tree.raw(['reset', '--hard', 'HEAD']);
   }
   return { head: (await tree.head())!, commits: replayed };
 }
 
 /** `commit` cherry-picked onto `target` as it is (author, message); on a conflict the worktree goes back to `commit`. */
 export async function pickOnto(tree: Git, commit: string, target: string): Promise<Replay> {
-  await tree.raw(['reset', '-q', '--hard', target]);
+  await tree.raw(['reset', '--hard', target]);
   const pick = await tree.attempt(['cherry-pick', '--allow-empty', commit]);
   if (pick.ok) return { head: (await tree.head())!, commits: 1 };
   const unmerged = (await tree.raw(['diff', '--name-only', '--diff-filter=U'])).split('\n').filter(Boolean);
   await tree.attempt(['cherry-pick', '--abort']);
-  await tree.raw(['reset', '-q', '--hard', commit]);
+  await tree.raw(['reset', '--hard', commit]);
   return { conflict: unmerged.length > 0 ? unmerged : [firstLine(pick.output)] };
 }
 

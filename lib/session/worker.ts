@@ -49,11 +49,11 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 
   /** ralph's commit of what the agent left uncommitted, without the state files; the commit, if it made one. */
   const commitLeftovers = async (message: string, extra: Record<string, string>): Promise<string | undefined> => {
-    await tree.git.raw(['add', '-A']);
+    await tree.git.raw(['add', '-A', '--verbose']);
     const state = stateFiles();
-    if (state.length > 0) await tree.git.raw(['reset', '-q', 'HEAD', '--', ...state]);
+    if (state.length > 0) await tree.git.raw(['reset', 'HEAD', '--', ...state]);
     if (!(await tree.git.hasStaged())) return undefined;
-    await tree.git.raw(['commit', '-q', '--no-verify', '-m', commitText(message, extra)]);
+    await tree.git.raw(['commit', '--no-verify', '-m', commitText(message, extra)]);
     return tree.git.head();
   };
 
@@ -97,13 +97,13 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     if (early && early.target === target) replay = early.replay;
     else {
       // The branch moved since: the worktree goes back to the agent's work and is rebased again.
-      if (early && (await tree.git.head()) !== early.original) await tree.git.raw(['reset', '-q', '--hard', early.original]);
+      if (early && (await tree.git.head()) !== early.original) await tree.git.raw(['reset', '--hard', early.original]);
       replay = await rebase(target, own, agentCommitted);
     }
     let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
     if (!('conflict' in replay) && replay.head !== target) {
-      const forward = await main.attempt(['merge', '--ff-only', '-q', replay.head]);
-      if (!forward.ok) conflict = [`the main worktree (${forward.output.trim().split('\n').find((line) => line.trim())?.trim() ?? 'git merge --ff-only failed'})`];
+      const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
+      if (!forward.ok) conflict = [`the main worktree (${whyFailed(forward.output, 'git merge --ff-only failed')})`];
     }
     if (conflict) {
       // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
@@ -118,9 +118,9 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     const changed = await main.changedUnder(stateFiles());
     const amend = own !== undefined && !('conflict' in replay) && replay.commits > 0;
     if (changed.length > 0) {
-      await main.raw(['add', '-A', '--', ...changed]);
-      if (amend) await main.raw(['commit', '-q', '--no-verify', '--amend', '--no-edit']);
-      else await main.raw(['commit', '-q', '--no-verify', '-m', commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker))]);
+      await main.raw(['add', '-A', '--verbose', '--', ...changed]);
+      if (amend) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
+      else await main.raw(['commit', '--no-verify', '-m', commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker))]);
     }
     const head = await main.head();
     lock.published = head ?? target;
@@ -159,7 +159,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         // The worktree follows the feature branch, so nothing it holds looks unmerged at the end (or to the
         // sweep after a kill -9). Its own worktree: done after the merge lock is released, so the next
         // worker's merge does not wait for it (a kill in between at worst keeps a copy on a branch).
-        if (!landed.conflict && tree.base) await tree.git.raw(['reset', '-q', '--hard', tree.base]);
+        if (!landed.conflict && tree.base) await tree.git.raw(['reset', '--hard', tree.base]);
         return landed;
       }
       const kept = await keep(info.iteration);
@@ -167,4 +167,10 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       return { kept, head: tree.base };
     },
   };
+}
+
+/** git's own reason in a failed command's output: its error or fatal line, else its first line. */
+function whyFailed(output: string, fallback: string): string {
+  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
+  return lines.find((line) => /^(?:error|fatal):/.test(line)) ?? lines[0] ?? fallback;
 }

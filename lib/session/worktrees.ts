@@ -59,11 +59,19 @@ export class Worktrees {
   private async add(worker: number, base: string): Promise<Worktree> {
     const dir = this.dirOf(worker);
     const branch = workerBranch(worker);
-    if (existsSync(dir)) await this.main.attempt(['worktree', 'remove', '--force', dir]);
-    rmSync(dir, { recursive: true, force: true });
-    await this.main.attempt(['worktree', 'prune']);
+    // A folder left behind goes, with git's record of it. (The sweep at start-up already pruned: with no
+    // folder there is nothing to prune, and a silent prune costs simple-git's 50 ms wait, see Git.raw.)
+    if (existsSync(dir)) {
+      rmSync(dir, { recursive: true, force: true });
+      await this.main.attempt(['worktree', 'prune', '-v']);
+    }
     mkdirSync(path.dirname(dir), { recursive: true });
-    await this.main.raw(['worktree', 'add', '-q', '-B', branch, dir, base]);
+    const added = await this.main.attempt(['worktree', 'add', '-B', branch, dir, base]);
+    if (!added.ok) {
+      // A record whose folder someone removed: prune it and try once more.
+      await this.main.attempt(['worktree', 'prune', '-v']);
+      await this.main.raw(['worktree', 'add', '-B', branch, dir, base]);
+    }
     for (const name of await this.sharedDirs()) {
       const link = path.join(dir, name);
       if (existsSync(link)) continue;
@@ -96,8 +104,8 @@ export class Worktrees {
 
   /** Puts the worktree at `base` with nothing left over, then copies the main worktree's state files in. */
   async reset(tree: Worktree, base: string, stateFiles: readonly string[]): Promise<void> {
-    await tree.git.raw(['reset', '-q', '--hard', base]);
-    await tree.git.raw(['clean', '-q', '-fd']);
+    await tree.git.raw(['reset', '--hard', base]);
+    await tree.git.raw(['clean', '-fd']);
     tree.base = base;
     copyState(this.root, tree.dir, stateFiles);
   }
@@ -109,9 +117,9 @@ export class Worktrees {
   async keep(tree: Worktree, label: { session: string; task: string; iteration: number | string }, stateFiles: readonly string[]): Promise<string | undefined> {
     const dirty = (await tree.git.changedSince(undefined)).files.filter((file) => !isUnder(file, stateFiles) && !SHARED_DIRS.includes(file));
     if (dirty.length > 0) {
-      await tree.git.raw(['add', '-A', '--', '.', ...stateFiles.map((file) => `:(exclude)${file}`)]);
+      await tree.git.raw(['add', '-A', '--verbose', '--', '.', ...stateFiles.map((file) => `:(exclude)${file}`)]);
       const message = `ralph: work in progress on ${label.task} (iteration ${label.iteration}, not merged)`;
-      await tree.git.raw(['commit', '-q', '--no-verify', '-m', commitText(message, { ...this.identityTrailers, 'Ralph-Task': label.task })]);
+      await tree.git.raw(['commit', '--no-verify', '-m', commitText(message, { ...this.identityTrailers, 'Ralph-Task': label.task })]);
     }
     const head = await tree.git.head();
     if (!head || head === tree.base) return undefined;
@@ -133,11 +141,10 @@ export class Worktrees {
   removeAll(trees: readonly Worktree[]): Promise<void> {
     return this.serial(async () => {
       if (trees.length === 0) return;
-      for (const tree of trees) {
-        await this.main.attempt(['worktree', 'remove', '--force', tree.dir]);
-        rmSync(tree.dir, { recursive: true, force: true });
-      }
-      await this.main.attempt(['worktree', 'prune']);
+      // The folders go, then git forgets them in one prune (`worktree remove` prints nothing: simple-git
+      // would wait 50 ms after each, see Git.raw).
+      for (const tree of trees) rmSync(tree.dir, { recursive: true, force: true });
+      await this.main.attempt(['worktree', 'prune', '-v']);
       const deleted = await this.main.attempt(['branch', '-D', ...trees.map((tree) => tree.branch)]);
       // One branch git could not delete (gone already) stops the others in the same call: one by one then.
       if (!deleted.ok) for (const tree of trees) await this.main.attempt(['branch', '-D', tree.branch]);
