@@ -152,6 +152,11 @@ export class Git {
     return /^[0-9a-f]{40}$/.test(commit) && (await this.usesSha1()) ? commit : this.head();
   }
 
+  /** Asks now, in parallel, what every commit needs and is asked once: the object format, the commit hooks. */
+  async warmUp(): Promise<void> {
+    await Promise.all([this.usesSha1(), this.commitHooks()]);
+  }
+
   /** Whether the repository names objects by SHA-1 (40 hex digits), asked once. */
   private usesSha1(): Promise<boolean> {
     this.sha1 ??= this.attempt(['rev-parse', '--show-object-format']).then((answer) => answer.ok && answer.output.trim() === 'sha1');

@@ -138,6 +138,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       }
       const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
       const git = prepared.git;
+      // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
+      if (commitOn) await git.warmUp();
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
