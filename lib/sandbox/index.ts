@@ -86,6 +86,17 @@ function real(file: string): string {
   }
 }
 
+/**
+ * The folder of the package `dir` belongs to: the nearest one above it (or itself) holding a package.json,
+ * looked for only under /tmp, where the private /tmp would hide it; `dir` itself when there is none.
+ */
+export function packageRoot(dir: string, kind: (file: string) => PathKind | undefined): string {
+  for (let at = dir; isWithin(at, '/tmp') && at !== '/tmp'; at = path.dirname(at)) {
+    if (kind(path.join(at, 'package.json')) === 'file') return at;
+  }
+  return dir;
+}
+
 /** Paths in order, without repeats and without any inside one listed before it (parents sorted first). */
 function outermost(files: string[]): string[] {
   const kept: string[] = [];
@@ -113,10 +124,12 @@ export function planFor(context: SandboxContext, cwd: string): BwrapPlan {
   const exists = (file: string): boolean => kind(file) !== undefined;
   const ralphDir = path.join(root, '.ralph');
 
-  // The private /tmp hides whatever lives there: bring back HOME and the PATH folders (the agent's binary).
+  // The private /tmp hides whatever lives there: bring back HOME and the PATH folders, and the agent's
+  // whole package (a CLI reads files beside its script: its modules, its data).
   const pathDirs = (env.PATH ?? '').split(path.delimiter).filter((dir) => path.isAbsolute(dir));
   const found = findOnPath(context.agent.bin, env);
-  const underTmp = outermost([home, ...pathDirs, ...(found ? [path.dirname(real(found))] : [])].filter((dir) => isWithin(dir, '/tmp') && dir !== '/tmp' && kind(dir) === 'dir'));
+  const agentDir = found ? packageRoot(path.dirname(real(found)), kind) : undefined;
+  const underTmp = outermost([home, ...pathDirs, ...(agentDir ? [agentDir] : [])].filter((dir) => isWithin(dir, '/tmp') && dir !== '/tmp' && kind(dir) === 'dir'));
 
   const state = context.agent.state;
   const statePaths = [

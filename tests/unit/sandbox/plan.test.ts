@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { claude } from '../../../lib/agents/claude.ts';
 import { codex } from '../../../lib/agents/codex.ts';
 import type { PathKind } from '../../../lib/sandbox/bwrap.ts';
-import { bwrapArgs, expandHome, planFor, Sandbox, sandboxProblems, sandboxSettings, type SandboxSettings } from '../../../lib/sandbox/index.ts';
+import { bwrapArgs, expandHome, packageRoot, planFor, Sandbox, sandboxProblems, sandboxSettings, type SandboxSettings } from '../../../lib/sandbox/index.ts';
 import { wrapCommand } from '../../../lib/sandbox/bwrap.ts';
 
 /** A fake file system: path → kind. */
@@ -88,6 +88,18 @@ describe('Sandbox', () => {
     expect(wrapped.bin).toBe('/usr/bin/bwrap');
     expect(wrapped.args).toContain('/home/u/.codex');
     expect(wrapped.args).not.toContain('/home/u/.claude');
+  });
+});
+
+describe('packageRoot', () => {
+  it("finds the agent script's package above it under /tmp, so the private /tmp does not hide its files", () => {
+    const kinds = fs({ '/tmp/x/ralph/package.json': 'file', '/tmp/x/ralph/tests/fakes': 'dir' });
+    expect(packageRoot('/tmp/x/ralph/tests/fakes', kinds)).toBe('/tmp/x/ralph');
+  });
+
+  it('keeps the folder itself when no package.json is above it, and never looks outside /tmp', () => {
+    expect(packageRoot('/tmp/x/bin', fs({}))).toBe('/tmp/x/bin');
+    expect(packageRoot('/opt/cli/bin', fs({ '/opt/cli/package.json': 'file' }))).toBe('/opt/cli/bin');
   });
 });
 
