@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FAST, makeSandbox, runRalph, signalRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
 import { commitAll, prdProject, report, SNARK } from './projects.ts';
 import { needsTool } from '../support/needs-tool.ts';
+import { processesWith } from '../support/processes.ts';
 
 const lockPath = (sandbox: Sandbox): string => path.join(sandbox.repo, '.ralph.lock');
 const bwrap = needsTool('bwrap', { apt: 'bubblewrap' });
@@ -18,21 +19,6 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-/** Live processes whose environment holds `token`: the agent's tree, wherever in it they went. */
-function processesWith(token: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
-      if (readFileSync(`/proc/${name}/environ`, 'latin1').includes(token)) found.push(Number(name));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
-}
 
 /**
  * A PRD project whose fake agent keeps its bookkeeping in a folder the sandbox lets it write (the default

@@ -2,31 +2,17 @@
 // whole tree (an escaped grandchild included) and the log keeps everything the agent wrote, even what it
 // wrote while ending after SIGTERM.
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runProcess, type Command, type RunOptions } from '../../../lib/process/runner.ts';
 import { wrapCommand, type BwrapPlan } from '../../../lib/sandbox/bwrap.ts';
 import { needsTool } from '../../support/needs-tool.ts';
 import { tempDir } from '../../support/temp.ts';
+import { processesWith } from '../../support/processes.ts';
 
 const bwrap = needsTool('bwrap', { apt: 'bubblewrap' });
 
-/** Live processes whose environment holds `token` (the tree of one test's agent, wherever it went). */
-function processesWith(token: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
-      if (readFileSync(`/proc/${name}/environ`, 'latin1').includes(token)) found.push(Number(name));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
-}
 
 async function settle(token: string): Promise<number[]> {
   for (let tries = 0; tries < 40; tries += 1) {
