@@ -176,8 +176,15 @@ export function parseTasksMd(input: string): ParsedTasks {
   return result;
 }
 
+/** The text after the id without the bold marks closing it (`**T001**: …`), trimmed. */
+function afterId(after: string): string {
+  const trimmed = after.trim();
+  return trimmed.charCodeAt(0) === 42 ? trimmed.replace(/^\**/, '').trim() : trimmed;
+}
+
 function readTask(candidate: Candidate, id: string, group: TaskGroup): SpeckitTask {
-  let rest = candidate.after.trim().replace(/^\**/, '').trim().replace(/^[:.\-–—]\s*/, '');
+  const after = afterId(candidate.after);
+  let rest = after.replace(/^[:.\-–—]\s*/, '');
   let parallel = false;
   let story: string | undefined;
   for (let marker = MARKER.exec(rest); marker; marker = MARKER.exec(rest)) {
@@ -187,7 +194,7 @@ function readTask(candidate: Candidate, id: string, group: TaskGroup): SpeckitTa
     rest = rest.slice(marker[0].length).replace(/^[:\-–—]\s*/, '');
   }
   const title = rest.trim();
-  const text = `${candidate.id} ${candidate.after.trim().replace(/^\**/, '').trim().replace(/^[:.]\s*/, '')}`.trim();
+  const text = `${candidate.id} ${after.replace(/^[:.]\s*/, '')}`.trim();
   return {
     id,
     writtenId: candidate.id,
