@@ -5,7 +5,7 @@
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { prdJson } from './fixtures.ts';
-import { findRalphProcess, runTimed, sha256Of, watchPeakRss } from './process.ts';
+import { runWatched, sha256Of } from './process.ts';
 import { info, judged, type Row } from './report.ts';
 import { AGENTS, benchSandbox, commitAll, RALPH, readSpans, TSX } from './sandbox.ts';
 
@@ -29,16 +29,12 @@ export async function parallelFlood(options: ParallelFloodOptions): Promise<Row[
     writeFileSync(path.join(sandbox.repo, 'prd.json'), prdJson(WORKERS));
     commitAll(sandbox, 'seed four stories');
     Object.assign(sandbox.env, options.env, { BENCH_FLOOD_BYTES: String(options.bytes) });
-    let tsxPid: number | undefined;
-    const watch = watchPeakRss(() => (tsxPid === undefined ? undefined : findRalphProcess(tsxPid)));
-    const run = await runTimed(TSX, [RALPH, '--json', '--parallel', String(WORKERS), '--max-iterations', String(WORKERS), '--retries', '1', '--timeout', '5m', '--source', 'prd'], {
+    const { run, peak, pid, cpuMs } = await runWatched(TSX, [RALPH, '--json', '--parallel', String(WORKERS), '--max-iterations', String(WORKERS), '--retries', '1', '--timeout', '5m', '--source', 'prd'], {
       cwd: sandbox.repo,
       env: sandbox.env,
       timeoutMs: 600_000,
       stderrFile: path.join(sandbox.root, 'ralph.stderr.log'),
-      onStart: (pid) => (tsxPid = pid),
     });
-    const { peak, pid, cpuMs } = watch.stop();
     const spans = readSpans(sandbox.agentTimes);
     const written = spans.reduce((sum, span) => sum + Number(span.what), 0);
     const wallMs = spans.length > 0 ? Math.max(...spans.map((span) => span.end)) - Math.min(...spans.map((span) => span.start)) : Number.NaN;

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parallelFlood } from './flood-parallel.ts';
-import { findRalphProcess, runTimed, sha256Of, watchPeakRss } from './process.ts';
+import { runTimed, runWatched, sha256Of } from './process.ts';
 import { info, judged, type Benchmark, type Row } from './report.ts';
 import { AGENTS, benchSandbox, RALPH, readSpans, seedBeads, standardEpic, TSX } from './sandbox.ts';
 
@@ -59,16 +59,12 @@ async function floodRun(bytes: number, check: (run: FloodRun) => Promise<void>, 
     seedBeads(sandbox, standardEpic(1));
     Object.assign(sandbox.env, SECRET_ENV);
     sandbox.env.BENCH_FLOOD_BYTES = String(bytes);
-    let tsxPid: number | undefined;
-    const watch = watchPeakRss(() => (tsxPid === undefined ? undefined : findRalphProcess(tsxPid)));
-    const run = await runTimed(TSX, [RALPH, '--json', '--max-iterations', '1', '--retries', '1', '--timeout', '5m', '--source', 'beads', ...extraArgs], {
+    const { run, peak, pid, cpuMs } = await runWatched(TSX, [RALPH, '--json', '--max-iterations', '1', '--retries', '1', '--timeout', '5m', '--source', 'beads', ...extraArgs], {
       cwd: sandbox.repo,
       env: sandbox.env,
       timeoutMs: 360_000,
       stderrFile: path.join(sandbox.root, 'ralph.stderr.log'),
-      onStart: (pid) => (tsxPid = pid),
     });
-    const { peak, pid, cpuMs } = watch.stop();
     const span = readSpans(sandbox.agentTimes)[0];
     let outcome: FloodRun['outcome'];
     try {

@@ -184,3 +184,14 @@ export function sha256Of(file: string): Promise<string> {
       .on('end', () => resolve(hash.digest('hex')));
   });
 }
+
+/**
+ * Runs ralph (`command args`, through tsx) while watching its own node process, the child whose command
+ * line names ralph.ts: the run, that process's peak RSS (VmHWM) and CPU time.
+ */
+export async function runWatched(command: string, args: readonly string[], options: TimedOptions): Promise<{ run: TimedRun; peak: number; pid?: number; cpuMs?: number }> {
+  let tsxPid: number | undefined;
+  const watch = watchPeakRss(() => (tsxPid === undefined ? undefined : findRalphProcess(tsxPid)));
+  const run = await runTimed(command, [...args], { ...options, onStart: (pid) => (tsxPid = pid) });
+  return { run, ...watch.stop() };
+}

@@ -63,6 +63,22 @@ const LOOK = `(() => {
   };
 })()`;
 
+/**
+ * Starts `ralph serve --port 0` in `box` and waits until it listens; its stop (first in `stops`) signals it
+ * by its own PID, as Ctrl+C in its pane would, not through tsx's wrapper.
+ */
+async function startServe(box: Sandbox): Promise<{ serve: ReturnType<typeof startRalph>; servePid: () => number }> {
+  const serve = startRalph(box, ['serve', '--port', '0']);
+  const servePid = (): number => Number(/ralph serve \(PID (\d+)\)/.exec(serve.output().stderr)?.[1]);
+  stops.unshift(async () => {
+    if (servePid()) process.kill(servePid(), 'SIGINT');
+    else serve.child.kill('SIGINT');
+    await serve.done;
+  });
+  await waitFor(() => /^http:\/\/127\.0\.0\.1:\d+\/$/m.test(serve.output().stdout) && servePid() > 0, 30_000, `ralph serve to listen: ${serve.output().stderr}`);
+  return { serve, servePid };
+}
+
 async function waitForPage(page: Page, check: (seen: Seen) => boolean, what: string): Promise<Seen> {
   let last: Seen | undefined;
   try {
@@ -117,15 +133,7 @@ describe('ralph serve in a browser', () => {
     });
     await waitFor(() => agentCalls(box).length === 1, 30_000, 'the first agent');
 
-    const serve = startRalph(box, ['serve', '--port', '0']);
-    // Signalled by its own PID (as Ctrl+C in its pane would), not through tsx's wrapper.
-    const servePid = (): number => Number(/ralph serve \(PID (\d+)\)/.exec(serve.output().stderr)?.[1]);
-    stops.unshift(async () => {
-      if (servePid()) process.kill(servePid(), 'SIGINT');
-      else serve.child.kill('SIGINT');
-      await serve.done;
-    });
-    await waitFor(() => /^http:\/\/127\.0\.0\.1:\d+\/$/m.test(serve.output().stdout) && servePid() > 0, 30_000, `ralph serve to listen: ${serve.output().stderr}`);
+    const { serve, servePid } = await startServe(box);
     const url = serve.output().stdout.trim().split('\n')[0]!;
 
     browser = launchChromium(bin, box.root);
@@ -212,14 +220,7 @@ describe('ralph serve in a browser', () => {
       await run.done;
     });
     await waitFor(() => agentCalls(box).length === 2, 30_000, 'two agents');
-    const serve = startRalph(box, ['serve', '--port', '0']);
-    const servePid = (): number => Number(/ralph serve \(PID (\d+)\)/.exec(serve.output().stderr)?.[1]);
-    stops.unshift(async () => {
-      if (servePid()) process.kill(servePid(), 'SIGINT');
-      else serve.child.kill('SIGINT');
-      await serve.done;
-    });
-    await waitFor(() => /^http:\/\/127\.0\.0\.1:\d+\/$/m.test(serve.output().stdout) && servePid() > 0, 30_000, 'ralph serve to listen');
+    const { serve, servePid } = await startServe(box);
     browser = launchChromium(bin, box.root);
     const page = await browser.open(serve.output().stdout.trim().split('\n')[0]!, { width: 1200, height: 1000 });
     const both = await waitForPage(page, (seen) => seen.workers.length === 2, 'two workers');
