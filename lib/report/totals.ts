@@ -68,7 +68,8 @@ export function formatCost(usd: number): string {
 }
 
 export function formatCount(value: number): string {
-  return Math.round(value).toLocaleString('en-US');
+  // By hand, not toLocaleString: its first call loads ICU's number data, ~12 ms of every run's report.
+  return String(Math.round(value)).replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
 /** Local time with its offset, or the raw text when it is not a date. */

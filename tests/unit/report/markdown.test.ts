@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeCell, renderMarkdownReport } from '../../../lib/report/markdown.ts';
+import { formatCount } from '../../../lib/report/totals.ts';
 import { record, sampleSummary } from './fixture.ts';
 
 const rowsOf = (markdown: string): string[] => {
@@ -81,5 +82,13 @@ describe('renderMarkdownReport with reviews and skipped tasks', () => {
 
   it('has no review column when no review ran', () => {
     expect(renderMarkdownReport(sampleSummary())).not.toContain('| review |');
+  });
+});
+
+describe('formatCount', () => {
+  it('groups thousands with commas and rounds, as en-US does', () => {
+    const values = [0, 7, 999, 1000, 1234.5, 65_536, 999_999, 1_000_000, 123_456_789.4, -1, -1234, -1_000_000];
+    expect(values.map(formatCount)).toEqual(['0', '7', '999', '1,000', '1,235', '65,536', '999,999', '1,000,000', '123,456,789', '-1', '-1,234', '-1,000,000']);
+    expect(values.map(formatCount)).toEqual(values.map((value) => Math.round(value).toLocaleString('en-US')));
   });
 });
