@@ -46,7 +46,8 @@ interface Seen {
 }
 
 const LOOK = `(() => {
-  if (!document.getElementById('controls')) return null;
+  // Not before the whole page is parsed and its script ran: a look mid-parse sees the top of it only.
+  if (document.readyState === 'loading' || !document.getElementById('controls')) return null;
   const text = (id) => (document.getElementById(id) || { textContent: '' }).textContent;
   return {
     now: text('now'),
