@@ -5,6 +5,7 @@ import { mkdtempSync, mkdirSync, symlinkSync, writeFileSync, readFileSync, exist
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeSandboxBd } from '../support/bd-server.ts';
 
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TSX = path.join(PROJECT, 'node_modules', '.bin', 'tsx');
@@ -44,7 +45,7 @@ export function makeSandbox(options: SandboxOptions = {}): Sandbox {
   const bin = path.join(root, 'bin');
   for (const dir of [repo, home, bin]) mkdirSync(dir, { recursive: true });
   for (const agent of options.agents ?? ['claude']) symlinkSync(path.join(FAKES, 'fake-agent.mjs'), path.join(bin, agent));
-  if (options.bd !== false) symlinkSync(path.join(FAKES, 'bd'), path.join(bin, 'bd'));
+  if (options.bd !== false) writeSandboxBd(bin);
   const env: NodeJS.ProcessEnv = {
     PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`,
     HOME: home,
@@ -59,6 +60,8 @@ export function makeSandbox(options: SandboxOptions = {}): Sandbox {
     FAKE_AGENT_PIDS: path.join(root, 'agent.pids'),
     FAKE_BD_LOG: path.join(root, 'bd.log'),
   };
+  // The run's fake-bd server (tests/support/bd-server.ts), when the suite started one.
+  if (process.env.FAKE_BD_SERVER) env.FAKE_BD_SERVER = process.env.FAKE_BD_SERVER;
   if (!options.noIdentity) {
     env.GIT_AUTHOR_NAME = 'Ralph Test';
     env.GIT_AUTHOR_EMAIL = 'ralph@example.test';

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBdServer } from './bd-server.ts';
 
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** tsx's compile cache and IPC sockets (`tsx-<uid>/`): its own, not a test's leftover. */
@@ -80,13 +81,16 @@ function gitStatus(): string[] {
   }
 }
 
-export default function setup(): () => Promise<void> {
+export default async function setup(): Promise<() => Promise<void>> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-suite-'));
   const outside = { TMPDIR: process.env.TMPDIR, HOME: process.env.HOME };
   process.env.TMPDIR = root;
   mkdirSync(path.join(root, HOME));
   process.env.HOME = path.join(root, HOME);
   const gitBefore = new Set(gitStatus());
+  // The fake bd for the sandboxes: one server for the run (tests/support/bd-server.ts).
+  const bdServer = await startBdServer({ ...process.env });
+  process.env.FAKE_BD_SERVER = bdServer.address;
   // Interrupted (Ctrl+C), vitest exits without the teardown below: still stop what the tests started and
   // remove the folder, quietly, as the process goes.
   const onInterrupt = (): void => {
@@ -103,6 +107,8 @@ export default function setup(): () => Promise<void> {
 
   return async () => {
     process.off('exit', onInterrupt);
+    await bdServer.stop();
+    delete process.env.FAKE_BD_SERVER;
     for (const [key, value] of Object.entries(outside)) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;

@@ -4,7 +4,9 @@ import { execFile, execFileSync } from 'node:child_process';
 import { resolveConfig } from '../../../lib/config.ts';
 import type { Deps, ExecOptions, ExecResult } from '../../../lib/deps.ts';
 import type { SourceContext } from '../../../lib/sources/types.ts';
-import { FAKE_BD, fakeBdEnv, seedBeads, type FakeBdVersion, type SeedIssue } from '../../fakes/bd-seed.ts';
+import path from 'node:path';
+import { fakeBdEnv, seedBeads, type FakeBdVersion, type SeedIssue } from '../../fakes/bd-seed.ts';
+import { writeSandboxBd } from '../../support/bd-server.ts';
 import { tempDir } from '../../support/temp.ts';
 
 export interface BeadsProject {
@@ -39,7 +41,11 @@ export function beadsProject(version: FakeBdVersion, extra: SeedIssue[] = [], op
       ...extra,
     ],
   });
-  const env = fakeBdEnv({ FAKE_BD_VERSION: version });
+  // The fake bd through the run's server, as in the e2e sandboxes (tests/support/bd-server.ts).
+  const bin = tempDir('ralph-beads-bin-');
+  writeSandboxBd(bin);
+  const env = fakeBdEnv({ FAKE_BD_VERSION: version, FAKE_BD_SERVER: process.env.FAKE_BD_SERVER });
+  env.PATH = `${bin}${path.delimiter}${env.PATH}`;
   const calls: string[][] = [];
   const sink = { write: () => true };
   const deps: Deps = {
@@ -62,6 +68,6 @@ export function beadsProject(version: FakeBdVersion, extra: SeedIssue[] = [], op
     root,
     ctx: { root, branch: '001-demo', config, deps, warn: (message) => warnings.push(message), warnings },
     calls,
-    other: (...args) => JSON.parse(execFileSync(FAKE_BD, [...args, '--json'], { cwd: root, env, encoding: 'utf8' }) || 'null'),
+    other: (...args) => JSON.parse(execFileSync(path.join(bin, 'bd'), [...args, '--json'], { cwd: root, env, encoding: 'utf8' }) || 'null'),
   };
 }
