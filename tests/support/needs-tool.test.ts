@@ -27,11 +27,12 @@ describe('needsTool', () => {
   it('skips when it is missing, saying why and how to install it, once per tool', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     const env = { PATH: binDir('other') };
-    const tool = needsTool('bwrap', { apt: 'bubblewrap', env });
-    expect(tool).toMatchObject({ path: undefined, skip: true, reason: 'bwrap not found on PATH: install it with `apt-get install -y bubblewrap`' });
-    expect(tool.title('runs the agent in a sandbox')).toBe('runs the agent in a sandbox [skipped: bwrap not found on PATH: install it with `apt-get install -y bubblewrap`]');
-    needsTool('bwrap', { apt: 'bubblewrap', env });
-    expect(warn.mock.calls).toEqual([['skipped: the tests that need bwrap (bwrap not found on PATH: install it with `apt-get install -y bubblewrap`)']]);
+    // A name no other test file asks for: the workers run many files, and the note is once per worker.
+    const tool = needsTool('ralph-missing-tool', { apt: 'ralph-tool-package', env });
+    expect(tool).toMatchObject({ path: undefined, skip: true, reason: 'ralph-missing-tool not found on PATH: install it with `apt-get install -y ralph-tool-package`' });
+    expect(tool.title('runs the agent in a sandbox')).toBe('runs the agent in a sandbox [skipped: ralph-missing-tool not found on PATH: install it with `apt-get install -y ralph-tool-package`]');
+    needsTool('ralph-missing-tool', { apt: 'ralph-tool-package', env });
+    expect(warn.mock.calls).toEqual([['skipped: the tests that need ralph-missing-tool (ralph-missing-tool not found on PATH: install it with `apt-get install -y ralph-tool-package`)']]);
     warn.mockRestore();
   });
 

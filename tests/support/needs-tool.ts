@@ -33,7 +33,7 @@ export interface ToolOptions {
 
 const reported = new Set<string>();
 
-/** Looks a tool up on PATH once per test file and, when it is missing, says so on stderr. */
+/** Looks a tool up on PATH and, when it is missing, says so on stderr (once per test worker). */
 export function needsTool(name: string, options: ToolOptions = {}): NeededTool {
   const env = options.env ?? process.env;
   const bins = options.bins ?? [name];
