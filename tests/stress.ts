@@ -46,7 +46,7 @@ interface RunResult {
   seconds: number;
   passed: number;
   total: number;
-  failures: Array<{ name: string; message: string }>;
+  failures: Array<{ name: string; message: string; detail?: string }>;
   /** What the suite's own leftover check printed (tests/support/global-setup.ts). */
   leftovers: string[];
   stderrTail: string;
@@ -58,6 +58,9 @@ interface JsonReport {
   testResults: Array<{ name: string; message?: string; assertionResults: Array<{ fullName: string; status: string; duration?: number; failureMessages: string[] }> }>;
 }
 
+/** How much of a failure's message is printed under it. */
+const DETAIL_LINES = 60;
+
 /** The vitest run under way, stopped (with its own clean-up) when this script is interrupted. */
 let current: ChildProcess | undefined;
 
@@ -66,6 +69,15 @@ function describeFailure(stack: string, duration: number | undefined): string {
   const first = stack.split('\n')[0]!.slice(0, 300);
   const took = duration === undefined ? '' : ` after ${(duration / 1000).toFixed(1)} s`;
   return first === 'Error: STACK_TRACE_ERROR' ? `timed out (the test or one of its hooks)${took}` : `${first}${took}`;
+}
+
+/** The whole failure message (what the assertion said it saw), without vitest's stack frames: a rare failure must be explainable from this output alone. */
+function failureDetail(stack: string): string | undefined {
+  const lines = stack.split('\n').filter((line) => !/^\s+at /.test(line));
+  if (lines.length <= 1) return undefined;
+  const kept = lines.slice(0, DETAIL_LINES).map((line) => `        ${line.slice(0, 400)}`);
+  if (lines.length > DETAIL_LINES) kept.push(`        … ${lines.length - DETAIL_LINES} more lines`);
+  return kept.join('\n');
 }
 
 function runSuite(filters: string[], scratch: string, index: number): Promise<RunResult> {
@@ -88,7 +100,7 @@ function runSuite(filters: string[], scratch: string, index: number): Promise<Ru
       for (const file of report?.testResults ?? []) {
         const where = path.relative(PROJECT, file.name);
         for (const test of file.assertionResults) {
-          if (test.status === 'failed') failures.push({ name: `${where} > ${test.fullName}`, message: describeFailure(test.failureMessages[0] ?? '', test.duration) });
+          if (test.status === 'failed') failures.push({ name: `${where} > ${test.fullName}`, message: describeFailure(test.failureMessages[0] ?? '', test.duration), detail: failureDetail(test.failureMessages[0] ?? '') });
         }
         if (file.assertionResults.length === 0 && file.message) failures.push({ name: where, message: file.message.split('\n')[0]!.slice(0, 300) });
       }
@@ -140,7 +152,7 @@ async function main(): Promise<number> {
       results.push({ ...result, hog: withHog });
       const label = `run ${index + 1}/${plan.length}${withHog ? ' (hog)' : ''}`;
       console.log(`${label}: ${result.ok ? 'ok' : 'FAILED'}, ${result.passed}/${result.total} tests passed in ${result.seconds.toFixed(1)} s (load ${os.loadavg()[0]!.toFixed(2)})`);
-      for (const failure of result.failures) console.log(`  ✗ ${failure.name}\n      ${failure.message}`);
+      for (const failure of result.failures) console.log(`  ✗ ${failure.name}\n      ${failure.message}${failure.detail ? `\n${failure.detail}` : ''}`);
       for (const line of result.leftovers) console.log(`  ${line}`);
       if (!result.ok && result.failures.length === 0 && result.leftovers.length === 0) console.log(`  exit code ${result.exitCode}:\n${result.stderrTail.replace(/^/gm, '    ')}`);
     }
