@@ -22,9 +22,9 @@ import vm from 'node:vm';
 import { fileURLToPath } from 'node:url';
 
 const BD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bd');
-const token = process.argv[2];
+const token = process.env.FAKE_BD_SERVER_TOKEN;
 if (!token) {
-  process.stderr.write('usage: bd-server.mjs TOKEN\n');
+  process.stderr.write('bd-server.mjs: set FAKE_BD_SERVER_TOKEN, the secret every request must carry\n');
   process.exit(2);
 }
 

@@ -17,7 +17,8 @@ export interface BdServer {
 
 export async function startBdServer(env: NodeJS.ProcessEnv): Promise<BdServer> {
   const token = randomBytes(16).toString('hex');
-  const child: ChildProcess = spawn(process.execPath, [path.join(FAKES, 'bd-server.mjs'), token], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  // The token goes in the environment, not the command line, which every user can read.
+  const child: ChildProcess = spawn(process.execPath, [path.join(FAKES, 'bd-server.mjs')], { env: { ...env, FAKE_BD_SERVER_TOKEN: token }, stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let text = '';
     child.stdout!.on('data', (chunk: Buffer) => {
