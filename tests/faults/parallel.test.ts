@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, agentPids, expectLockGone, expectNoSurvivors, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, readPrdJson, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, agentPids, expectLockGone, expectNoSurvivors, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, readPrdJson, report, runRalph, sessionDirs, startRalph, waitFor, type Sandbox } from './helpers.ts';
 import { signalRalph } from '../e2e/helpers.ts';
 
 let sandbox: Sandbox;
@@ -45,6 +45,11 @@ describe('several workers under faults', () => {
     await waitFor(() => agentCalls(sandbox).length >= 2 && existsSync(path.join(sandbox.repo, '.ralph.lock')), 60_000, 'two agents to run');
     await waitFor(() => (readPrdJson(sandbox) as { userStories: Array<{ status?: string }> }).userStories.filter((story) => story.status === 'in_iteration').length === 2, 10_000, 'both claims');
     await waitFor(() => agentPids(sandbox).length >= 2, 10_000, 'both agents to note their pids');
+    // Both agents hang only once their output is written (as the lock tests wait for): the kill then finds
+    // them idle. This test failed ~1 in 10 full-suite runs beside a CPU hog, the rerun stopping only one
+    // of the two agents, the other already gone; whether this wait is the cure is not proven yet.
+    const logged = (text: string): boolean => sessionDirs(sandbox).some((dir) => readdirSync(dir).some((name) => name.startsWith('iteration-') && name.endsWith('.jsonl') && readFileSync(path.join(dir, name), 'utf8').includes(text)));
+    await waitFor(() => logged('working on US-001') && logged('working on US-002'), 10_000, 'both hung agents\' output in the logs');
     const pid = ralphPid(sandbox);
     process.kill(pid, 'SIGKILL');
     first.child.kill('SIGKILL');
@@ -56,8 +61,7 @@ describe('several workers under faults', () => {
 
     const rerun = await runRalph(sandbox, ['--parallel', '2', '--json', ...QUICK]);
     expect(rerun.code, rerun.stderr).toBe(0);
-    // What the agents were, for the failure message: this assertion failed twice in ~150 runs on a machine
-    // loaded far beyond its cores, naming only one of the two agents; not reproduced with more logging.
+    // What the agents were, for the failure message.
     const story = (call: { stdin: string; argv: string[] }): string => /US-00\d/.exec(`${call.stdin} ${call.argv.join(' ')}`)?.[0] ?? '?';
     const seen = `${rerun.stderr}\nagent calls (pid, story, started): ${JSON.stringify(agentCalls(sandbox).map((call) => [call.pid, story(call), call.time]))}\norphans: ${JSON.stringify(orphans.map((orphan) => [orphan, pidAlive(orphan)]))}`;
     expect(rerun.stderr, seen).toMatch(/warning: stopped 2 agents \(process groups .*\) that a killed earlier run left running/);
