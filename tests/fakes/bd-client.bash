@@ -25,11 +25,8 @@ if [[ -n ${FAKE_BD_SERVER-} && -z ${FAKE_BD_DELAY_MS-} ]] && { exec 3<>"/dev/tcp
       printf '%s' "$fake_bd_out"
       exit "$fake_bd_code"
     fi
-    if [[ $fake_bd_code != fallback ]]; then
-      echo "fake bd: the bd server at 127.0.0.1:${FAKE_BD_SERVER%%:*} gave no answer" >&2
-      exit 2
-    fi
-    exec 4>&- 5>&-
+    echo "fake bd: the bd server at 127.0.0.1:${FAKE_BD_SERVER%%:*} gave no answer" >&2
+    exit 2
   fi
   exec 3>&-
 fi

@@ -11,9 +11,9 @@
 // Request (NUL-terminated fields): token, stdout file, stderr file, cwd, argc, argv…, envc, env…, where
 // each env field is NAME=value, or NAME alone for a variable that is not set. The client opened both
 // files before asking; the server writes the call's output into them, removes their names and answers
-// "<exit code>\0" (the client reads the output through the descriptors it holds). It answers "fallback\0"
-// when the call needs a process of its own (FAKE_BD_DELAY_MS sleeps inside it): the client then runs the
-// fake with node. A variable the fake reads that the client did not send fails the call loudly.
+// "<exit code>\0" (the client reads the output through the descriptors it holds). A call that needs a
+// process of its own (FAKE_BD_DELAY_MS sleeps inside it) never comes here: the client runs node for it.
+// A variable the fake reads that the client did not send fails the call loudly.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -81,26 +81,19 @@ function ownFile(file) {
 
 function answer(request) {
   if (request.token !== token || !ownFile(request.outFile) || !ownFile(request.errFile)) return undefined;
-  const values = variables(request.env);
-  let reply;
-  if (values.get('FAKE_BD_DELAY_MS')) {
-    reply = 'fallback';
-  } else {
-    let stdout = '';
-    let stderr = '';
-    let code;
-    try {
-      code = host.run(request.argv, { env: environment(values), cwd: request.cwd, out: (text) => (stdout += text), err: (text) => (stderr += text) });
-    } catch (error) {
-      stderr += `fake bd server: ${error && error.message ? error.message : error}\n`;
-      code = 2;
-    }
-    fs.writeFileSync(request.outFile, stdout);
-    fs.writeFileSync(request.errFile, stderr);
-    reply = String(code);
+  let stdout = '';
+  let stderr = '';
+  let code;
+  try {
+    code = host.run(request.argv, { env: environment(variables(request.env)), cwd: request.cwd, out: (text) => (stdout += text), err: (text) => (stderr += text) });
+  } catch (error) {
+    stderr += `fake bd server: ${error && error.message ? error.message : error}\n`;
+    code = 2;
   }
+  fs.writeFileSync(request.outFile, stdout);
+  fs.writeFileSync(request.errFile, stderr);
   for (const file of [request.outFile, request.errFile]) fs.rmSync(file, { force: true });
-  return `${reply}\0`;
+  return `${code}\0`;
 }
 
 const server = net.createServer((socket) => {
