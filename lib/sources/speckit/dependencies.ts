@@ -9,11 +9,15 @@ const MAX_RANGE = 200;
 
 /** Task ids named by `depends on …` / `blocked by …` text, ranges like `T010-T012` expanded. */
 export function dependenciesOf(text: string, self?: string): string[] {
+  // Most tasks have no dependency note: skip the clause scan for them. The scans run exec on the shared
+  // regexes (matchAll would clone each one per call; a big tasks.md has thousands of notes).
+  if (!MAY_DEPEND.test(text)) return [];
   const ids: string[] = [];
-  // Most tasks have no dependency note: skip the clause scan (matchAll clones its regex) for them.
-  if (!MAY_DEPEND.test(text)) return ids;
-  for (const clause of text.matchAll(DEPENDS)) {
-    for (const ref of clause[1]!.matchAll(DEP_ID)) {
+  DEPENDS.lastIndex = 0;
+  for (let clause = DEPENDS.exec(text); clause; clause = DEPENDS.exec(text)) {
+    const list = clause[1]!;
+    DEP_ID.lastIndex = 0;
+    for (let ref = DEP_ID.exec(list); ref; ref = DEP_ID.exec(list)) {
       const from = ref[1]!;
       const suffix = ref[2];
       const to = ref[3];

@@ -42,7 +42,16 @@ export function newGroup(index: number, heading: string, line: number): TaskGrou
 
 /** `P2` → 2; undefined when there is no priority. */
 export function priorityNumber(priority: string | undefined): number | undefined {
-  const match = /^P(\d+)$/i.exec(priority ?? '');
-  return match ? Number(match[1]) : undefined;
+  if (priority === undefined) return undefined;
+  // Asked once per task of a snapshot, with a handful of distinct values.
+  let known = priorities.get(priority);
+  if (known === undefined) {
+    const match = /^P(\d+)$/i.exec(priority);
+    known = match ? Number(match[1]) : null;
+    if (priorities.size < 100) priorities.set(priority, known);
+  }
+  return known ?? undefined;
 }
+
+const priorities = new Map<string, number | null>();
 

@@ -1,7 +1,7 @@
 // Which Spec Kit tasks may run at the same time, by the rules tasks.md itself states: phases in order,
 // user-story phases independent of each other once the phases before the first story are done, `[P]`
 // tasks beside each other, everything else in file order, and `(depends on …)` always honoured.
-import type { ParsedTasks, SpeckitTask } from './parse.ts';
+import { tasksById, type ParsedTasks, type SpeckitTask } from './parse.ts';
 
 /**
  * Open tasks that may start while `running` tasks are under way, in file order. A task counts as settled
@@ -9,7 +9,7 @@ import type { ParsedTasks, SpeckitTask } from './parse.ts';
  */
 export function parallelStartable(parsed: ParsedTasks, skipped: ReadonlySet<string>, running: ReadonlySet<string>): SpeckitTask[] {
   const settled = (task: SpeckitTask): boolean => task.done || skipped.has(task.id);
-  const byId = new Map(parsed.tasks.map((task) => [task.id, task]));
+  const byId = tasksById(parsed);
   const byGroup = new Map<number, SpeckitTask[]>();
   for (const task of parsed.tasks) {
     const list = byGroup.get(task.group) ?? [];

@@ -59,7 +59,12 @@ export interface ParsedTasks {
   warnings: string[];
 }
 
-const MARKER = /^\[(P|US\d+)\]\s*/i;
+/** One `[P]`/`[US1]` marker at `lastIndex`, with the spaces and one `:`/dash after it. */
+const MARKER = /\[(P|US\d+)\]\s*(?:[:\-–—]\s*)?/iy;
+// Regex literals inside the loops would be a new RegExp object per line: they live here.
+const BEFORE_MARKERS = /^[:.\-–—]\s*/;
+const BEFORE_TEXT = /^[:.]\s*/;
+const COMMENT_OPEN = /^\s*<!--/;
 // `## Phase 1` and, as squeezed files write it, `##Phase1`.
 const HEADING = /^(#{1,6})(?:\s+|(?=[A-Za-z]))(.*?)\s*#*\s*$/;
 const FENCE = /^\s*(`{3,}|~{3,})/;
@@ -102,7 +107,7 @@ export function parseTasksMd(input: string): ParsedTasks {
       fence = open[1];
       continue;
     }
-    if (/^\s*<!--/.test(line) && !line.includes('-->')) {
+    if (COMMENT_OPEN.test(line) && !line.includes('-->')) {
       inComment = true;
       continue;
     }
@@ -167,13 +172,27 @@ export function parseTasksMd(input: string): ParsedTasks {
   result.strays.sort((a, b) => a.line - b.line);
   result.warnings.push(...assembled.warnings);
 
-  const known = new Set(result.tasks.map((task) => task.id));
+  const known = assembled.byId ?? new Map(result.tasks.map((task) => [task.id, task]));
+  byIdOf.set(result, known);
   for (const task of result.tasks) {
+    if (task.dependsOn.length === 0) continue;
     const unknown = task.dependsOn.filter((dep) => !known.has(dep));
     if (unknown.length > 0) result.warnings.push(`${task.id} depends on ${unknown.join(', ')}, not found in tasks.md: that dependency is ignored`);
     task.dependsOn = task.dependsOn.filter((dep) => known.has(dep));
   }
   return result;
+}
+
+const byIdOf = new WeakMap<ParsedTasks, ReadonlyMap<string, SpeckitTask>>();
+
+/** The tasks of a parse by id (built once per parse: a big tasks.md is looked up several times an iteration). */
+export function tasksById(parsed: ParsedTasks): ReadonlyMap<string, SpeckitTask> {
+  let byId = byIdOf.get(parsed);
+  if (!byId) {
+    byId = new Map(parsed.tasks.map((task) => [task.id, task]));
+    byIdOf.set(parsed, byId);
+  }
+  return byId;
 }
 
 /** The text after the id without the bold marks closing it (`**T001**: …`), trimmed. */
@@ -184,17 +203,22 @@ function afterId(after: string): string {
 
 function readTask(candidate: Candidate, id: string, group: TaskGroup): SpeckitTask {
   const after = afterId(candidate.after);
-  let rest = after.replace(/^[:.\-–—]\s*/, '');
+  const rest = after.replace(BEFORE_MARKERS, '');
   let parallel = false;
   let story: string | undefined;
+  // A failed sticky match resets lastIndex to 0: the end of the last marker is kept apart.
+  let end = 0;
+  MARKER.lastIndex = 0;
   for (let marker = MARKER.exec(rest); marker; marker = MARKER.exec(rest)) {
-    const word = marker[1]!.toUpperCase();
-    if (word === 'P') parallel = true;
-    else story ??= word;
-    rest = rest.slice(marker[0].length).replace(/^[:\-–—]\s*/, '');
+    end = MARKER.lastIndex;
+    const word = marker[1]!;
+    if (word.length === 1) parallel = true;
+    else story ??= word.toUpperCase();
   }
-  const title = rest.trim();
-  const text = `${candidate.id} ${after.replace(/^[:.]\s*/, '')}`.trim();
+  const title = rest.slice(end).trim();
+  // `after` is trimmed: only an empty description needs the space left out.
+  const body = after.replace(BEFORE_TEXT, '');
+  const text = body ? `${candidate.id} ${body}` : candidate.id;
   return {
     id,
     writtenId: candidate.id,

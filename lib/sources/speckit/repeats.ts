@@ -35,14 +35,24 @@ export interface Assembled {
   tasks: SpeckitTask[];
   strays: StrayLine[];
   warnings: string[];
+  /** The tasks by id, when no id is written twice (each task's id is then its written id). */
+  byId?: ReadonlyMap<string, SpeckitTask>;
 }
 
 /** Settles ids (`T003`, `T003#2`, …), files copies under their prose heading and sets strays aside. */
 export function assembleTasks(candidates: readonly Candidate[], groups: TaskGroup[], make: (candidate: Candidate, id: string, group: TaskGroup) => SpeckitTask): Assembled {
   // The phase lines first: their descriptions decide which prose lines are copies. Tasks are kept by the
   // candidate's index, so they come out in file order without a sort.
+  // A list per written id only where an id repeats: most files repeat none, and 20,000 one-task lists
+  // were a tenth of the parse of a big file.
   const taskAt: Array<SpeckitTask | undefined> = new Array(candidates.length);
-  const phaseByWritten = new Map<string, SpeckitTask[]>();
+  const phaseByWritten = new Map<string, SpeckitTask | SpeckitTask[]>();
+  const phaseTasks = (id: string): SpeckitTask[] => {
+    const found = phaseByWritten.get(id);
+    return found === undefined ? [] : Array.isArray(found) ? found : [found];
+  };
+  /** Written ids on two or more task lines. */
+  const repeated = new Set<string>();
   let anyProse = false;
   candidates.forEach((candidate, index) => {
     if (candidate.prose !== undefined) {
@@ -52,8 +62,12 @@ export function assembleTasks(candidates: readonly Candidate[], groups: TaskGrou
     const task = make(candidate, candidate.id, groups[candidate.group!]!);
     taskAt[index] = task;
     const same = phaseByWritten.get(candidate.id);
-    if (same) same.push(task);
-    else phaseByWritten.set(candidate.id, [task]);
+    if (same === undefined) phaseByWritten.set(candidate.id, task);
+    else if (Array.isArray(same)) same.push(task);
+    else {
+      phaseByWritten.set(candidate.id, [same, task]);
+      repeated.add(candidate.id);
+    }
   });
 
   const strays: StrayLine[] = [];
@@ -62,7 +76,7 @@ export function assembleTasks(candidates: readonly Candidate[], groups: TaskGrou
   if (anyProse) {
     candidates.forEach((candidate, index) => {
       if (candidate.prose === undefined) return;
-      const sameId = phaseByWritten.get(candidate.id) ?? [];
+      const sameId = phaseTasks(candidate.id);
       const group = proseGroups.get(candidate.prose) ?? newGroup(groups.length, candidate.prose, candidate.line);
       const task = make(candidate, candidate.id, group);
       const original = sameId.find((other) => sameDescription(other.title, task.title));
@@ -79,23 +93,22 @@ export function assembleTasks(candidates: readonly Candidate[], groups: TaskGrou
       }
       taskAt[index] = task;
       copyOf.set(task, original);
+      repeated.add(candidate.id);
     });
   }
 
   // Names in file order: the first phase line keeps the written id, every other line is ID#2, ID#3, …
   const tasks = taskAt.filter((task): task is SpeckitTask => task !== undefined);
-  const lines = new Map<string, number>();
-  for (const task of tasks) lines.set(task.writtenId, (lines.get(task.writtenId) ?? 0) + 1);
   const byWritten = new Map<string, SpeckitTask[]>();
-  for (const task of tasks) {
-    if (lines.get(task.writtenId)! < 2) continue;
+  for (const task of repeated.size > 0 ? tasks : []) {
+    if (!repeated.has(task.writtenId)) continue;
     const same = byWritten.get(task.writtenId);
     if (same) same.push(task);
     else byWritten.set(task.writtenId, [task]);
   }
   for (const [written, all] of byWritten) {
     if (all.length < 2) continue;
-    const first = phaseByWritten.get(written)![0]!;
+    const first = phaseTasks(written)[0]!;
     let n = 1;
     for (const task of all) {
       if (task === first) continue;
@@ -109,6 +122,7 @@ export function assembleTasks(candidates: readonly Candidate[], groups: TaskGrou
       task.repeats = { id: (original ?? first).id, line: (original ?? first).line, copy };
     }
   }
+  if (repeated.size === 0) return { tasks, strays, warnings: [], byId: phaseByWritten as Map<string, SpeckitTask> };
   return { tasks, strays, warnings: repeatWarnings(byWritten) };
 }
 

@@ -1,6 +1,6 @@
 // Which task comes next, what is ready, why nothing is: pure decisions over a parsed tasks.md.
 import type { Snapshot, Task } from '../types.ts';
-import { priorityNumber, type ParsedTasks, type SpeckitTask, type StrayLine, type TaskGroup } from './parse.ts';
+import { priorityNumber, tasksById, type ParsedTasks, type SpeckitTask, type StrayLine, type TaskGroup } from './parse.ts';
 
 export type TaskState = 'done' | 'open' | 'skipped';
 
@@ -19,7 +19,7 @@ function isUnblocked(task: SpeckitTask, byId: ReadonlyMap<string, SpeckitTask>):
  * unblocked task anywhere is taken instead, so a dependency written out of order does not stall the run.
  */
 export function readyTasks(parsed: ParsedTasks, skipped: ReadonlySet<string>): SpeckitTask[] {
-  const byId = new Map(parsed.tasks.map((task) => [task.id, task]));
+  const byId = tasksById(parsed);
   const open = parsed.tasks.filter((task) => stateOf(task, skipped) === 'open');
   const first = open[0];
   if (!first) return [];
@@ -110,7 +110,7 @@ function shorten(text: string): string {
 }
 
 function explainWaiting(parsed: ParsedTasks, skipped: ReadonlySet<string>, tasksPath: string): string {
-  const byId = new Map(parsed.tasks.map((task) => [task.id, task]));
+  const byId = tasksById(parsed);
   const lines: string[] = [];
   for (const task of parsed.tasks) {
     if (stateOf(task, skipped) !== 'open') continue;
@@ -163,7 +163,7 @@ export function currentTaskBlock(input: {
   const { parsed, task } = input;
   const skippedIds = new Set(input.skipped.map((note) => note.id));
   const group = groupOf(parsed, task);
-  const byId = new Map(parsed.tasks.map((item) => [item.id, item]));
+  const byId = tasksById(parsed);
   const lines = [`${task.text}`, '', `- Location: ${input.tasksPath} line ${task.line}`];
   if (group) lines.push(`- Phase: ${group.heading}`);
   if (group?.story) {

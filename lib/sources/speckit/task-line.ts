@@ -23,11 +23,12 @@ const TASK_ID = /^\**(T\d{3,}(?:\.\d+)*[A-Za-z]?)(?![A-Za-z0-9]|\.\d)\**/;
 export function readTaskLine(line: string, known?: CheckboxLine): TaskLine | undefined {
   const checkbox = known ?? readCheckbox(line);
   if (!checkbox) return undefined;
-  const looks = LOOKS_LIKE_ID.exec(checkbox.rest);
-  if (!looks) return undefined;
   const { state, box, quoted } = checkbox;
+  // A readable id first: it also looks like one, and most lines have one.
   const id = TASK_ID.exec(checkbox.rest);
   if (!id) {
+    const looks = LOOKS_LIKE_ID.exec(checkbox.rest);
+    if (!looks) return undefined;
     const written = looks[1]!.replace(/[.]+$/, '');
     const digits = /^T(\d+)/.exec(written)![1]!.length;
     const why = digits < 3 ? `the id ${written} has ${digits} digit${digits === 1 ? '' : 's'}` : `${written} is not an id ralph can read`;
