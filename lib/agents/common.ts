@@ -58,19 +58,23 @@ function isSpace(code: number): boolean {
  */
 export function oneLine(text: string, max = 160): string {
   const end = Math.min(text.length, max * 4);
+  // Runs of words already one space apart are taken as one slice (an agent's line is mostly one run), so
+  // the cost is a slice or two per line, not a string per word.
   let flat = '';
-  let word = -1;
-  for (let at = 0; at < end; at += 1) {
-    if (!isSpace(text.charCodeAt(at))) {
-      if (word === -1) word = at;
-      continue;
+  let at = 0;
+  while (flat.length <= max) {
+    while (at < end && isSpace(text.charCodeAt(at))) at += 1;
+    if (at >= end) break;
+    const start = at;
+    let stop = at;
+    while (at < end) {
+      const code = text.charCodeAt(at);
+      if (!isSpace(code)) stop = at + 1;
+      else if (code !== 0x20 || at + 1 >= end || isSpace(text.charCodeAt(at + 1))) break;
+      at += 1;
     }
-    if (word === -1) continue;
-    flat += flat ? ` ${text.slice(word, at)}` : text.slice(word, at);
-    word = -1;
-    if (flat.length > max) break;
+    flat += flat ? ` ${text.slice(start, stop)}` : text.slice(start, stop);
   }
-  if (word !== -1 && flat.length <= max) flat += flat ? ` ${text.slice(word, end)}` : text.slice(word, end);
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 

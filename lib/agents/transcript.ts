@@ -2,6 +2,7 @@ import type { AgentEvent, Transcript } from './types.ts';
 
 const OTHER_TEXT_KEPT = 50;
 const TEXT_KEPT = 256 * 1024;
+const LF = 0x0a;
 
 /** Keeps the last TEXT_KEPT characters, trimming only past twice that so a flood costs O(1) per byte. */
 function bounded(text: string): string {
@@ -24,26 +25,30 @@ class TextTail {
   private length = 0;
   private joined: string | undefined = '';
 
-  get empty(): boolean {
-    return this.length === 0;
-  }
-
-  append(text: string): void {
-    if (text.length === 0) return;
+  /**
+   * Appends `text`, after a line break when `newLine` and something is kept already. The break is written
+   * on its own: `\n${text}` would be a new string, copied whole (flattened) by the write.
+   */
+  append(text: string, newLine = false): void {
+    const lead = newLine && this.length > 0 ? 1 : 0;
+    if (text.length === 0 && lead === 0) return;
     this.joined = undefined;
-    const total = this.length + text.length;
+    const total = this.length + lead + text.length;
     if (total <= 2 * TEXT_KEPT) {
       this.reserve(total);
-      this.units.write(text, this.length * 2, 'utf16le');
+      if (lead) this.units.writeUInt16LE(LF, this.length * 2);
+      this.units.write(text, (this.length + lead) * 2, 'utf16le');
       this.length = total;
       return;
     }
-    // Past twice the limit: the last TEXT_KEPT characters of what was kept and the new text.
+    // Past twice the limit: the last TEXT_KEPT characters of what was kept, the break and the new text.
     this.reserve(TEXT_KEPT);
     const fromText = Math.min(text.length, TEXT_KEPT);
-    const fromKept = TEXT_KEPT - fromText;
+    const fromLead = Math.min(lead, TEXT_KEPT - fromText);
+    const fromKept = TEXT_KEPT - fromText - fromLead;
     if (fromKept > 0) this.units.copy(this.units, 0, (this.length - fromKept) * 2, this.length * 2);
-    this.units.write(fromText === text.length ? text : text.slice(-fromText), fromKept * 2, 'utf16le');
+    if (fromLead) this.units.writeUInt16LE(LF, fromKept * 2);
+    this.units.write(fromText === text.length ? text : text.slice(-fromText), (fromKept + fromLead) * 2, 'utf16le');
     this.length = TEXT_KEPT;
   }
 
@@ -106,8 +111,8 @@ function appendText(transcript: Transcript, text: string, delta: boolean | undef
     transcript.assistantText = bounded(transcript.assistantText + (transcript.assistantText && !delta ? '\n' : '') + text);
     return;
   }
-  tails.last.append(!tails.last.empty && !delta ? `\n${text}` : text);
-  tails.all.append(!tails.all.empty && !delta ? `\n${text}` : text);
+  tails.last.append(text, !delta);
+  tails.all.append(text, !delta);
 }
 
 /** Folds one event into the transcript. */
