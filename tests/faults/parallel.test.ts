@@ -45,9 +45,11 @@ describe('several workers under faults', () => {
     await waitFor(() => agentCalls(sandbox).length >= 2 && existsSync(path.join(sandbox.repo, '.ralph.lock')), 60_000, 'two agents to run');
     await waitFor(() => (readPrdJson(sandbox) as { userStories: Array<{ status?: string }> }).userStories.filter((story) => story.status === 'in_iteration').length === 2, 10_000, 'both claims');
     await waitFor(() => agentPids(sandbox).length >= 2, 10_000, 'both agents to note their pids');
-    // Both agents hang only once their output is written (as the lock tests wait for): the kill then finds
-    // them idle. This test failed ~1 in 10 full-suite runs beside a CPU hog, the rerun stopping only one
-    // of the two agents, the other already gone; whether this wait is the cure is not proven yet.
+    // Both agents' output must be in the logs before the kill, as the lock tests wait for: an agent that
+    // writes after ralph is gone meets a closed pipe and dies of EPIPE, so the rerun finds one agent, not
+    // two. Under load the second agent's first write could come after the kill (~1 in 10 full-suite runs
+    // beside a CPU hog failed so); holding that agent's output until just after the kill reproduces the
+    // same failure every time.
     const logged = (text: string): boolean => sessionDirs(sandbox).some((dir) => readdirSync(dir).some((name) => name.startsWith('iteration-') && name.endsWith('.jsonl') && readFileSync(path.join(dir, name), 'utf8').includes(text)));
     await waitFor(() => logged('working on US-001') && logged('working on US-002'), 10_000, 'both hung agents\' output in the logs');
     const pid = ralphPid(sandbox);
