@@ -58,7 +58,10 @@ export function killActiveNow(): void {
 }
 
 // Room for a few pipe reads (64 KiB each) in flight, so reading the agent and writing its log overlap.
-const LOG_BUFFER_BYTES = 1024 * 1024;
+// Not more: a queued read outlives the young generation's collections and is then freed only by a full
+// one, so a deeper queue (1 MiB was tried) turns into ArrayBuffer garbage: four workers flooding peaked
+// at 208 MB with 1 MiB and 184 MB with 256 KiB, at the same throughput (bench/flood-parallel.ts).
+const LOG_BUFFER_BYTES = 256 * 1024;
 
 function openLog(file: string | undefined): WriteStream | undefined {
   return file ? createWriteStream(file, { flags: 'a', mode: 0o600, highWaterMark: LOG_BUFFER_BYTES }) : undefined;
