@@ -163,9 +163,11 @@ describe('--sandbox bwrap', () => {
     await waitFor(() => existsSync(path.join(fake, 'agent.pids')) && readFileSync(path.join(fake, 'agent.pids'), 'utf8').trim().split('\n').length >= 2, 30_000, 'agent and grandchild');
     await waitFor(() => existsSync(lockPath(box)), 5000, 'lock');
     const logs = path.join(box.repo, '.ralph', 'logs');
+    // The log is opened asynchronously while the agent starts: under load the agent's PIDs can be written
+    // before the file exists, so a missing file reads as nothing yet (a check that throws ends waitFor).
     const log = (): string => {
-      const session = readdirSync(logs)[0]!;
-      return readFileSync(path.join(logs, session, 'iteration-1.jsonl'), 'utf8');
+      const file = path.join(logs, (existsSync(logs) ? readdirSync(logs)[0] : undefined) ?? '-', 'iteration-1.jsonl');
+      return existsSync(file) ? readFileSync(file, 'utf8') : '';
     };
     const recording = readFileSync(path.join(__dirname, '..', 'fixtures', 'recordings', 'claude-ok.jsonl'), 'utf8');
     await waitFor(() => log() === recording, 10_000, 'the replayed output in the log');
