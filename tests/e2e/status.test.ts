@@ -122,8 +122,9 @@ describe('ralph status, end to end', () => {
     const until = Date.parse(backing.waitUntil ?? '');
     // About 2 s after the backoff began (its event in events.jsonl), not after the test happened to look:
     // status.json says backing_off until the next agent prints, which a loaded machine can make late.
+    // Whole lines only: the last one may be half written while the run goes on.
     const backoffEvent = () =>
-      readFileSync(path.join(sandbox.repo, '.ralph', 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; at: string; until?: number }).find((event) => event.type === 'backoff');
+      readFileSync(path.join(sandbox.repo, '.ralph', 'events.jsonl'), 'utf8').split('\n').slice(0, -1).map((line) => JSON.parse(line) as { type: string; at: string; until?: number }).find((event) => event.type === 'backoff');
     // status.json is written just before events.jsonl: wait for the line.
     await waitFor(() => backoffEvent() !== undefined, 5000, 'the backoff in events.jsonl');
     const backoff = backoffEvent();
