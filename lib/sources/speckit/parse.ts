@@ -203,21 +203,25 @@ function afterId(after: string): string {
 
 function readTask(candidate: Candidate, id: string, group: TaskGroup): SpeckitTask {
   const after = afterId(candidate.after);
-  const rest = after.replace(BEFORE_MARKERS, '');
+  // The regexes run only where they can match (most lines start with a marker or a word): a big tasks.md
+  // has tens of thousands of lines, and each call allocates.
+  const first = after.charCodeAt(0);
+  const punctuated = first === 0x3a || first === 0x2e;
+  const rest = punctuated || first === 0x2d || first === 0x2013 || first === 0x2014 ? after.replace(BEFORE_MARKERS, '') : after;
   let parallel = false;
   let story: string | undefined;
-  // A failed sticky match resets lastIndex to 0: the end of the last marker is kept apart.
+  // test() makes no match object; a failed sticky test resets lastIndex to 0, so the end is kept apart.
   let end = 0;
   MARKER.lastIndex = 0;
-  for (let marker = MARKER.exec(rest); marker; marker = MARKER.exec(rest)) {
+  for (let start = 0; MARKER.test(rest); start = end) {
     end = MARKER.lastIndex;
-    const word = marker[1]!;
-    if (word.length === 1) parallel = true;
-    else story ??= word.toUpperCase();
+    // rest[start] is the `[` of `[P]` or `[US12]`.
+    if (rest.charCodeAt(start + 2) === 0x5d) parallel = true;
+    else story ??= rest.slice(start + 1, rest.indexOf(']', start)).toUpperCase();
   }
   const title = rest.slice(end).trim();
   // `after` is trimmed: only an empty description needs the space left out.
-  const body = after.replace(BEFORE_TEXT, '');
+  const body = punctuated ? after.replace(BEFORE_TEXT, '') : after;
   const text = body ? `${candidate.id} ${body}` : candidate.id;
   return {
     id,
