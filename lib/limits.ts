@@ -1,4 +1,5 @@
 import dayjs from 'dayjs';
+// Types only (the plugins declare dayjs's .tz() and .utc()); the code is required by zoned() below.
 import type {} from 'dayjs/plugin/timezone.js';
 import type {} from 'dayjs/plugin/utc.js';
 import { createRequire } from 'node:module';
