@@ -21,7 +21,7 @@ function isSpace(unit: number): boolean {
 /** What is known of the current line: only white space so far, part of the token, the token, a fence, or other content. */
 type LineState = 'space' | 'token' | 'after' | 'fence' | 'dead';
 
-/** Raw bytes of one line: views of the pieces it came in, less the line break's escape at the end. */
+/** Raw bytes of one line (copies of the pieces it came in), less the line break's escape at the end. */
 export interface LineBytes {
   parts: Buffer[];
   strip: number;
@@ -117,10 +117,19 @@ export class LineScan {
     return -1;
   }
 
-  /** Keeps the current line's bytes (the end of them) while it may still be the last content line. */
+  /**
+   * Keeps the current line's bytes (the end of them) while it may still be the last content line: copies,
+   * never views (the caller may reuse its buffer), and of a piece longer than LINE_KEPT only its end.
+   */
   private keep(piece: Buffer): void {
     if (this.lineFenced || piece.length === 0) return;
-    this.parts.push(piece);
+    if (piece.length >= LINE_KEPT) {
+      if (piece.length > LINE_KEPT || this.partsBytes > 0) this.lineCut = true;
+      this.parts = [Buffer.from(piece.subarray(piece.length - LINE_KEPT))];
+      this.partsBytes = LINE_KEPT;
+      return;
+    }
+    this.parts.push(Buffer.from(piece));
     this.partsBytes += piece.length;
     while (this.partsBytes - this.parts[0]!.length >= LINE_KEPT) {
       this.partsBytes -= this.parts.shift()!.length;

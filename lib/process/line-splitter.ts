@@ -28,6 +28,7 @@ export class LineSplitter {
     private readonly longLineBytes = 0,
   ) {}
 
+  /** Takes the next bytes; nothing is kept of `chunk` itself, so the caller may reuse it after the call. */
   push(chunk: Buffer): void {
     let start = 0;
     for (let newline = chunk.indexOf(LF, start); newline !== -1; newline = chunk.indexOf(LF, start)) {
@@ -90,9 +91,8 @@ export class LineSplitter {
     }
     const kept = piece.length > room ? piece.subarray(0, room) : piece;
     if (kept.length < piece.length) this.overflowed = true;
-    // A stream hands out a fresh buffer per chunk, so a big piece is kept as it is (a long line costs no
-    // extra copy); a small piece is copied so it does not pin the rest of its chunk's memory.
-    this.parts.push(kept.length * 2 >= kept.buffer.byteLength ? kept : Buffer.from(kept));
+    // A copy: the caller may reuse its buffer once push() returns (the runner reads into one buffer).
+    this.parts.push(Buffer.from(kept));
     this.size += kept.length;
   }
 

@@ -15,6 +15,7 @@ export interface LongTextLimits {
 }
 
 const BACKSLASH = 0x5c;
+const EMPTY = Buffer.alloc(0);
 const FENCE = '```';
 
 /** `end` moved back so that the bytes before it do not end inside a UTF-8 sequence. */
@@ -45,7 +46,9 @@ export class LongText {
   private readonly headParts: Buffer[] = [];
   private headBytes = 0;
   private headFull = false;
-  private tail: Buffer[] = [];
+  /** The kept end: a ring (its oldest byte at `tailStart`), grown as bytes come up to the tail limit. */
+  private ring = EMPTY;
+  private tailStart = 0;
   private tailBytes = 0;
   private dropped = 0;
   private readonly lines: LineScan;
@@ -66,7 +69,7 @@ export class LongText {
     if (!this.headFull) {
       const room = this.limits.head - this.headBytes;
       const kept = rest.length <= room ? rest : rest.subarray(0, room);
-      // A copy: the head must not pin the whole chunk it came in.
+      // A copy: the caller may reuse its buffer.
       this.headParts.push(Buffer.from(kept));
       this.headBytes += kept.length;
       this.lines.scan(kept);
@@ -75,17 +78,58 @@ export class LongText {
       this.lines.mark();
       rest = rest.subarray(room);
     }
-    this.tail.push(rest);
+    this.keepTail(rest);
+  }
+
+  /**
+   * Copies `bytes` into the tail ring; what falls off its front is scanned, oldest first. Owned bytes, not
+   * views: the caller may reuse its buffer once push() returns (the runner reads into one buffer).
+   */
+  private keepTail(bytes: Buffer): void {
+    const limit = this.limits.tail;
+    let rest = bytes;
+    if (rest.length >= limit) {
+      this.drop(this.tailBytes);
+      const gone = rest.length - limit;
+      if (gone > 0) {
+        this.dropped += gone;
+        this.lines.scan(rest.subarray(0, gone));
+      }
+      rest = rest.subarray(gone);
+    } else this.drop(this.tailBytes + rest.length - limit);
+    if (rest.length === 0) return;
+    if (this.ring.length < this.tailBytes + rest.length) this.grow(this.tailBytes + rest.length);
+    const at = (this.tailStart + this.tailBytes) % this.ring.length;
+    const first = Math.min(rest.length, this.ring.length - at);
+    rest.copy(this.ring, at, 0, first);
+    if (first < rest.length) rest.copy(this.ring, 0, first);
     this.tailBytes += rest.length;
-    while (this.tailBytes > this.limits.tail) {
-      const first = this.tail[0]!;
-      const excess = this.tailBytes - this.limits.tail;
-      const gone = first.length <= excess ? this.tail.shift()! : first.subarray(0, excess);
-      if (gone !== first) this.tail[0] = first.subarray(excess);
-      this.tailBytes -= gone.length;
-      this.dropped += gone.length;
-      this.lines.scan(gone);
-    }
+  }
+
+  /** Drops the `count` oldest bytes of the tail, scanning them on the way. */
+  private drop(count: number): void {
+    if (count <= 0) return;
+    for (const piece of this.tailPieces(count)) this.lines.scan(piece);
+    this.tailStart = (this.tailStart + count) % this.ring.length;
+    this.tailBytes -= count;
+    this.dropped += count;
+  }
+
+  /** The first `count` bytes of the tail, oldest first: one view of the ring, or two when they wrap. */
+  private tailPieces(count = this.tailBytes): Buffer[] {
+    if (count === 0) return [];
+    const end = this.tailStart + count;
+    if (end <= this.ring.length) return [this.ring.subarray(this.tailStart, end)];
+    return [this.ring.subarray(this.tailStart), this.ring.subarray(0, end - this.ring.length)];
+  }
+
+  /** A bigger ring (doubling, up to the tail limit) holding the same bytes from its start. */
+  private grow(needed: number): void {
+    const ring = Buffer.allocUnsafe(Math.min(this.limits.tail, Math.max(needed, 2 * this.ring.length, 256)));
+    let at = 0;
+    for (const piece of this.tailPieces()) at += piece.copy(ring, at);
+    this.ring = ring;
+    this.tailStart = 0;
   }
 
   /** True once bytes had to be left out. */
@@ -96,7 +140,7 @@ export class LongText {
   /** The kept form: the whole text when nothing was left out, else head, marker and tail. */
   end(): Buffer {
     const head = Buffer.concat(this.headParts, this.headBytes);
-    const tail = Buffer.concat(this.tail, this.tailBytes);
+    const tail = Buffer.concat(this.tailPieces(), this.tailBytes);
     if (this.dropped === 0) return Buffer.concat([head, tail]);
     const lines = this.lines;
     const carried = lines.escapeLeft(tail[0]);

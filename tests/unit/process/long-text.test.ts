@@ -14,12 +14,21 @@ function random(seed: number): () => number {
   };
 }
 
-/** Feeds `bytes` in pieces of random sizes; returns the kept form. */
-function reduce(bytes: Buffer, limits: LongTextLimits, escaped: boolean, next: () => number): Buffer {
+/**
+ * Feeds `bytes` in pieces of random sizes; returns the kept form. With `reuse`, every piece is copied into
+ * the same buffer, which is overwritten after each push (as the runner's read buffer is by the next read).
+ */
+function reduce(bytes: Buffer, limits: LongTextLimits, escaped: boolean, next: () => number, reuse = false): Buffer {
   const text = new LongText(limits, escaped);
+  const shared = Buffer.alloc(300);
   for (let at = 0; at < bytes.length; ) {
     const size = 1 + Math.floor(next() * 300);
-    text.push(bytes.subarray(at, at + size));
+    const piece = bytes.subarray(at, at + size);
+    if (reuse) {
+      piece.copy(shared);
+      text.push(shared.subarray(0, piece.length));
+      shared.fill(0x41);
+    } else text.push(piece);
     at += size;
   }
   return text.end();
@@ -124,5 +133,26 @@ describe('LongText', () => {
     expect(claimed).toBeGreaterThan(300);
     expect(claimed).toBeLessThan(1200);
     expect(cut).toBeGreaterThan(1200);
+  });
+
+  it('keeps no view of what it was pushed: a reused buffer gives the same kept form as fresh ones', () => {
+    let lastLineKept = 0;
+    for (let seed = 1; seed <= 400; seed += 1) {
+      const next = random(seed);
+      const count = 3 + Math.floor(next() * 40);
+      // Lines longer than what the scan keeps of a line's end (4096 bytes) too.
+      const lines = Array.from({ length: count }, () => (next() < 0.1 ? `${'long line '.repeat(300 + Math.floor(next() * 600))}end` : LINES[Math.floor(next() * LINES.length)]!));
+      const text = lines.join('\n');
+      const limits = { head: 10 + Math.floor(next() * 100), tail: 10 + Math.floor(next() * 2000) };
+      const escaped = seed % 2 === 0;
+      const bytes = escaped ? escapedBytes(text) : Buffer.from(text);
+      const fresh = reduce(bytes, limits, escaped, random(seed * 7));
+      const reused = reduce(bytes, limits, escaped, random(seed * 7), true);
+      expect({ seed, kept: reused.toString('utf8') }).toEqual({ seed, kept: fresh.toString('utf8') });
+      // The last content line left out is written back in: the scan's kept bytes are compared too.
+      const marker = fresh.toString('utf8').split(/\\n|\n/).findIndex((line) => line.startsWith('[ralph:'));
+      if (marker !== -1 && fresh.toString('utf8').split(/\\n|\n/).slice(marker + 1).some((line) => line.startsWith('```') === false && line.length > 0)) lastLineKept += 1;
+    }
+    expect(lastLineKept).toBeGreaterThan(100);
   });
 });
