@@ -21,7 +21,7 @@ function isSpace(unit: number): boolean {
 /** What is known of the current line: only white space so far, part of the token, the token, a fence, or other content. */
 type LineState = 'space' | 'token' | 'after' | 'fence' | 'dead';
 
-/** Raw bytes of one line (copies of the pieces it came in), less the line break's escape at the end. */
+/** Raw bytes of one line (the scan's own copy of its end), less the line break's escape at the end. */
 export interface LineBytes {
   parts: Buffer[];
   strip: number;
@@ -41,8 +41,11 @@ export class LineScan {
   private offset = 0;
   /** The current line started inside a fence, or is a fence line: it can never count as content. */
   private lineFenced = false;
-  private parts: Buffer[] = [];
-  private partsBytes = 0;
+  /** The current line's kept end: its last LINE_KEPT bytes at most, copied into `store`. */
+  private store: Buffer | undefined;
+  /** The other store, free or holding lastContent's bytes: the two swap when a content line ends. */
+  private spare: Buffer | undefined;
+  private kept = 0;
   private lineCut = false;
   inFence = false;
   /** Fence state where the kept head ends (at its last line break, or at the end of its unfinished first line). */
@@ -118,23 +121,33 @@ export class LineScan {
   }
 
   /**
-   * Keeps the current line's bytes (the end of them) while it may still be the last content line: copies,
-   * never views (the caller may reuse its buffer), and of a piece longer than LINE_KEPT only its end.
+   * Keeps the current line's last LINE_KEPT bytes while it may still be the last content line: copied into
+   * a store of this scan's own, never views (the caller may reuse its buffer); earlier bytes are dropped.
    */
   private keep(piece: Buffer): void {
     if (this.lineFenced || piece.length === 0) return;
+    const store = (this.store ??= Buffer.allocUnsafe(LINE_KEPT));
     if (piece.length >= LINE_KEPT) {
-      if (piece.length > LINE_KEPT || this.partsBytes > 0) this.lineCut = true;
-      this.parts = [Buffer.from(piece.subarray(piece.length - LINE_KEPT))];
-      this.partsBytes = LINE_KEPT;
+      if (piece.length > LINE_KEPT || this.kept > 0) this.lineCut = true;
+      piece.copy(store, 0, piece.length - LINE_KEPT);
+      this.kept = LINE_KEPT;
       return;
     }
-    this.parts.push(Buffer.from(piece));
-    this.partsBytes += piece.length;
-    while (this.partsBytes - this.parts[0]!.length >= LINE_KEPT) {
-      this.partsBytes -= this.parts.shift()!.length;
+    const over = this.kept + piece.length - LINE_KEPT;
+    if (over > 0) {
+      store.copyWithin(0, over, this.kept);
+      this.kept -= over;
       this.lineCut = true;
     }
+    this.kept += piece.copy(store, this.kept);
+  }
+
+  /** The current line's kept bytes become lastContent; the next line is kept in the other store. */
+  private takeLine(strip: number, cut: boolean): LineBytes {
+    const parts = this.store && this.kept > 0 ? [this.store.subarray(0, this.kept)] : [];
+    [this.store, this.spare] = [this.spare, this.store];
+    this.kept = 0;
+    return { parts, strip, cut };
   }
 
   /**
@@ -146,7 +159,7 @@ export class LineScan {
     const cut = this.lineCut;
     if (kind === 'content') {
       if (this.state === 'after' && !this.inFence) this.token = true;
-      this.lastContent = { parts: this.parts, strip: 0, cut };
+      this.lastContent = this.takeLine(0, cut);
     }
     return { kind, cut };
   }
@@ -159,15 +172,14 @@ export class LineScan {
       if (this.state === 'after' && !this.inFence) this.token = true;
       if (this.state !== 'space' && !this.lineFenced) {
         this.keep(last);
-        this.lastContent = { parts: this.parts, strip: this.escapeLength || 1, cut: this.lineCut };
+        this.lastContent = this.takeLine(this.escapeLength || 1, this.lineCut);
       }
     } else {
       this.headBreakEnd = this.offset;
       this.headFence = this.inFence;
     }
     this.state = 'space';
-    this.parts = [];
-    this.partsBytes = 0;
+    this.kept = 0;
     this.lineCut = false;
     this.lineFenced = this.inFence;
     this.escapeLength = 0;
@@ -192,8 +204,7 @@ export class LineScan {
         else if ((this.matched += 1) === 3) {
           this.inFence = !this.inFence;
           this.lineFenced = true;
-          this.parts = [];
-          this.partsBytes = 0;
+          this.kept = 0;
           this.state = 'dead';
         }
         return;

@@ -1,4 +1,5 @@
 import { LongLine } from './long-line.ts';
+import { giveBuffer, takeBuffer } from './spare-buffers.ts';
 
 /** Longest line handed on whole; the rest of a longer line is counted and dropped so memory stays bounded. */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -7,10 +8,14 @@ export const LONG_LINE_BYTES = 1024 * 1024;
 
 const CR = 13;
 const LF = 10;
+const EMPTY = Buffer.alloc(0);
+/** A gathering buffer up to this size stays with its splitter; a bigger one goes back to the spare buffers. */
+const SMALL_LINE = 64 * 1024;
 
 /** Splits a byte stream into lines without ever holding more than one (bounded) line. */
 export class LineSplitter {
-  private parts: Buffer[] = [];
+  /** The line gathered across reads: copied here (the caller may reuse its buffer), `size` bytes of it. */
+  private line: Buffer = EMPTY;
   private size = 0;
   private overflowed = false;
   private long: LongLine | undefined;
@@ -68,9 +73,8 @@ export class LineSplitter {
   /** The line outgrew longLineBytes: what was gathered of it goes to a LongLine, and so will the rest. */
   private startLong(): LongLine {
     const long = new LongLine();
-    for (const part of this.parts) long.push(part);
-    this.parts = [];
-    this.size = 0;
+    long.push(this.line.subarray(0, this.size));
+    this.release();
     this.long = long;
     return long;
   }
@@ -91,18 +95,28 @@ export class LineSplitter {
     }
     const kept = piece.length > room ? piece.subarray(0, room) : piece;
     if (kept.length < piece.length) this.overflowed = true;
-    // A copy: the caller may reuse its buffer once push() returns (the runner reads into one buffer).
-    this.parts.push(Buffer.from(kept));
-    this.size += kept.length;
+    if (this.line.length < this.size + kept.length) {
+      const bigger = takeBuffer(Math.max(this.size + kept.length, 2 * this.line.length, 4096));
+      this.line.copy(bigger, 0, 0, this.size);
+      giveBuffer(this.line);
+      this.line = bigger;
+    }
+    this.size += kept.copy(this.line, this.size);
   }
 
   private flushLine(): void {
-    const buffer = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
     if (this.overflowed) this.truncatedLines += 1;
-    this.parts = [];
-    this.size = 0;
     this.overflowed = false;
-    this.emit(buffer);
+    this.emit(this.line.subarray(0, this.size));
+    this.release();
+  }
+
+  /** The gathered line is handed on: a small buffer is kept for the next one, a big one given back. */
+  private release(): void {
+    this.size = 0;
+    if (this.line.length <= SMALL_LINE) return;
+    giveBuffer(this.line);
+    this.line = EMPTY;
   }
 
   /** Invalid or cut-off UTF-8 becomes U+FFFD; a CRLF line loses its CR. */

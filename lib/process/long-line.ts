@@ -70,8 +70,11 @@ export class LongLine {
 
   /** The line to hand on: the JSON object with its long strings cut, or the raw text's head and tail. */
   end(): string {
-    if (this.state === 'done') return this.out;
-    const text = this.raw.end().toString('utf8');
+    if (this.state === 'done') {
+      this.raw.release();
+      return this.out;
+    }
+    const { text } = this.raw.endText();
     return text.endsWith('\r') ? text.slice(0, -1) : text;
   }
 
@@ -208,14 +211,14 @@ export class LongLine {
     const text = this.text;
     this.text = undefined;
     if (this.isKey) {
-      if (text) this.write(`"${text.end().toString('utf8')}":`);
+      if (text) this.write(`"${text.endText().text}":`);
       this.state = 'colon';
       return;
     }
     if (text) {
-      const kept = text.end();
-      this.textBudget = Math.max(0, this.textBudget - kept.length);
-      this.write(`"${kept.toString('utf8')}"`);
+      const kept = text.endText();
+      this.textBudget = Math.max(0, this.textBudget - kept.bytes);
+      this.write(`"${kept.text}"`);
     }
     this.valueEnded();
   }

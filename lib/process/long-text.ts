@@ -6,6 +6,7 @@
 // raw bytes: JSON string content when `escaped`, plain bytes otherwise; the result is of the same kind.
 import { COMPLETION_TOKEN } from '../completion.ts';
 import { LineScan, lineText } from './line-scan.ts';
+import { giveBuffer, takeBuffer } from './spare-buffers.ts';
 
 export interface LongTextLimits {
   /** Bytes kept from the start. */
@@ -16,6 +17,24 @@ export interface LongTextLimits {
 
 const BACKSLASH = 0x5c;
 const EMPTY = Buffer.alloc(0);
+/** The byte at `offset` of `pieces` read as one. */
+function byteAt(pieces: Buffer[], offset: number): number | undefined {
+  for (const piece of pieces) {
+    if (offset < piece.length) return piece[offset];
+    offset -= piece.length;
+  }
+  return undefined;
+}
+
+/** `pieces` read as one, from `offset` on. */
+function piecesFrom(pieces: Buffer[], offset: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (const piece of pieces) {
+    if (offset < piece.length) out.push(offset > 0 ? piece.subarray(offset) : piece);
+    offset = Math.max(0, offset - piece.length);
+  }
+  return out;
+}
 const FENCE = '```';
 
 /** `end` moved back so that the bytes before it do not end inside a UTF-8 sequence. */
@@ -46,8 +65,9 @@ export class LongText {
   private readonly headParts: Buffer[] = [];
   private headBytes = 0;
   private headFull = false;
-  /** The kept end: a ring (its oldest byte at `tailStart`), grown as bytes come up to the tail limit. */
-  private ring = EMPTY;
+  /** The kept end: a ring of `size` bytes (its oldest at `tailStart`), grown as bytes come, up to the tail limit. */
+  private ring: Buffer = EMPTY;
+  private size = 0;
   private tailStart = 0;
   private tailBytes = 0;
   private dropped = 0;
@@ -98,9 +118,9 @@ export class LongText {
       rest = rest.subarray(gone);
     } else this.drop(this.tailBytes + rest.length - limit);
     if (rest.length === 0) return;
-    if (this.ring.length < this.tailBytes + rest.length) this.grow(this.tailBytes + rest.length);
-    const at = (this.tailStart + this.tailBytes) % this.ring.length;
-    const first = Math.min(rest.length, this.ring.length - at);
+    if (this.size < this.tailBytes + rest.length) this.grow(this.tailBytes + rest.length);
+    const at = (this.tailStart + this.tailBytes) % this.size;
+    const first = Math.min(rest.length, this.size - at);
     rest.copy(this.ring, at, 0, first);
     if (first < rest.length) rest.copy(this.ring, 0, first);
     this.tailBytes += rest.length;
@@ -110,7 +130,7 @@ export class LongText {
   private drop(count: number): void {
     if (count <= 0) return;
     for (const piece of this.tailPieces(count)) this.lines.scan(piece);
-    this.tailStart = (this.tailStart + count) % this.ring.length;
+    this.tailStart = (this.tailStart + count) % this.size;
     this.tailBytes -= count;
     this.dropped += count;
   }
@@ -119,17 +139,29 @@ export class LongText {
   private tailPieces(count = this.tailBytes): Buffer[] {
     if (count === 0) return [];
     const end = this.tailStart + count;
-    if (end <= this.ring.length) return [this.ring.subarray(this.tailStart, end)];
-    return [this.ring.subarray(this.tailStart), this.ring.subarray(0, end - this.ring.length)];
+    if (end <= this.size) return [this.ring.subarray(this.tailStart, end)];
+    return [this.ring.subarray(this.tailStart, this.size), this.ring.subarray(0, end - this.size)];
   }
 
-  /** A bigger ring (doubling, up to the tail limit) holding the same bytes from its start. */
+  /** A bigger ring (up to the tail limit; a spare one when there is) holding the same bytes from its start. */
   private grow(needed: number): void {
-    const ring = Buffer.allocUnsafe(Math.min(this.limits.tail, Math.max(needed, 2 * this.ring.length, 256)));
+    const want = Math.min(this.limits.tail, Math.max(needed, 4 * this.size, 4096));
+    const ring = takeBuffer(want);
     let at = 0;
     for (const piece of this.tailPieces()) at += piece.copy(ring, at);
+    giveBuffer(this.ring);
     this.ring = ring;
+    this.size = Math.min(ring.length, this.limits.tail);
     this.tailStart = 0;
+  }
+
+  /** Gives the ring back for the next long text; this one keeps nothing (end() has been called, or never will be). */
+  release(): void {
+    giveBuffer(this.ring);
+    this.ring = EMPTY;
+    this.size = 0;
+    this.tailStart = 0;
+    this.tailBytes = 0;
   }
 
   /** True once bytes had to be left out. */
@@ -137,26 +169,53 @@ export class LongText {
     return this.dropped > 0;
   }
 
-  /** The kept form: the whole text when nothing was left out, else head, marker and tail. */
+  /** The kept form: the whole text when nothing was left out, else head, marker and tail. Ends this text. */
   end(): Buffer {
+    const kept = Buffer.concat(this.keptForm());
+    this.release();
+    return kept;
+  }
+
+  /** The kept form decoded (and its size in bytes), joined in a spare buffer rather than a new one. Ends this text. */
+  endText(): { text: string; bytes: number } {
+    const pieces = this.keptForm();
+    let bytes = 0;
+    for (const piece of pieces) bytes += piece.length;
+    const joined = takeBuffer(bytes);
+    let at = 0;
+    for (const piece of pieces) at += piece.copy(joined, at);
+    this.release();
+    const text = joined.toString('utf8', 0, bytes);
+    giveBuffer(joined);
+    return { text, bytes };
+  }
+
+  /** The pieces of the kept form, in order (views of the head, the ring and the marker lines). */
+  private keptForm(): Buffer[] {
     const head = Buffer.concat(this.headParts, this.headBytes);
-    const tail = Buffer.concat(this.tailPieces(), this.tailBytes);
-    if (this.dropped === 0) return Buffer.concat([head, tail]);
+    // The tail is read where it is, in the ring (one piece, or two when it wraps).
+    const tail = this.tailPieces();
+    const tailBytes = this.tailBytes;
+    if (this.dropped === 0) return [head, ...tail];
     const lines = this.lines;
-    const carried = lines.escapeLeft(tail[0]);
-    let tailStart = lines.scan(tail, true);
+    const carried = lines.escapeLeft(byteAt(tail, 0));
+    let tailStart = -1;
+    for (let base = 0, index = 0; index < tail.length && tailStart === -1; base += tail[index]!.length, index += 1) {
+      const at = lines.scan(tail[index]!, true);
+      if (at !== -1) tailStart = base + at;
+    }
     const tailLines = tailStart !== -1;
     // A tail without a line break is the end of the last line. When that line is short enough for the scan
     // to hold it whole, it is written whole; a longer one keeps the tail after a marker.
     const last = tailLines ? undefined : lines.finishLine();
     const lastCut = last !== undefined && last.kind === 'content' && last.cut;
     if (!tailLines) {
-      tailStart = lastCut ? carried : tail.length;
-      while (tailStart < tail.length && (tail[tailStart]! & 0xc0) === 0x80) tailStart += 1;
+      tailStart = lastCut ? carried : tailBytes;
+      while (tailStart < tailBytes && (byteAt(tail, tailStart)! & 0xc0) === 0x80) tailStart += 1;
     }
     const headLines = lines.headBreakEnd !== -1;
     const headEnd = headLines ? lines.headBreakEnd : !lastCut ? 0 : utf8End(head, this.escaped ? escapeEnd(head, head.length) : head.length);
-    const left = this.total - headEnd - (tail.length - tailStart);
+    const left = this.total - headEnd - (tailBytes - tailStart);
     const marker = `[ralph: ${left} bytes left out here; the iteration log has them all]`;
     const breakText = Buffer.from(this.escaped ? '\\n' : '\n');
     const middle: Buffer[] = [];
@@ -190,6 +249,6 @@ export class LongText {
       if (fence !== lines.inFence) line(FENCE);
       if (lastCut) middle.push(Buffer.from(`${marker} `));
     }
-    return Buffer.concat([head.subarray(0, headEnd), ...middle, tail.subarray(tailStart)]);
+    return [head.subarray(0, headEnd), ...middle, ...piecesFrom(tail, tailStart)];
   }
 }

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { Readable } from 'node:stream';
 import type { Redactor } from '../redact/index.ts';
 import { LineSplitter, LONG_LINE_BYTES } from './line-splitter.ts';
+import { openChannel, PooledLog, type OutputChannel } from './output.ts';
 import { groupTree, processAlive, signalTree, stopTree } from './process-tree.ts';
 
 /** An external command described as data; never a shell string. */
@@ -57,14 +57,8 @@ export function killActiveNow(): void {
   for (const [pgid, known] of active) signalTree(pgid, [...known, ...groupTree(pgid)], 'SIGKILL');
 }
 
-// Room for a few pipe reads (64 KiB each) in flight, so reading the agent and writing its log overlap.
-// Not more: a queued read outlives the young generation's collections and is then freed only by a full
-// one, so a deeper queue (1 MiB was tried) turns into ArrayBuffer garbage: four workers flooding peaked
-// at 208 MB with 1 MiB and 184 MB with 256 KiB, at the same throughput (bench/flood-parallel.ts).
-const LOG_BUFFER_BYTES = 256 * 1024;
-
 function openLog(file: string | undefined): WriteStream | undefined {
-  return file ? createWriteStream(file, { flags: 'a', mode: 0o600, highWaterMark: LOG_BUFFER_BYTES }) : undefined;
+  return file ? createWriteStream(file, { flags: 'a', mode: 0o600 }) : undefined;
 }
 
 type Redaction = { push(chunk: Buffer): Buffer; end(): Buffer };
@@ -75,37 +69,44 @@ function closeLog(stream: WriteStream | undefined): Promise<void> {
 }
 
 /**
- * Pipes a child stream to its log with backpressure, splitting it into lines on the way. The redaction
- * sits first: the log, the lines and `onData` only ever see redacted bytes.
+ * One output stream of the child: read (see output.ts), redacted, copied to its log and split into lines.
+ * The redaction sits first: the log, the lines and `onData` only ever see redacted bytes.
  */
-function pump(source: Readable, log: WriteStream | undefined, splitter: LineSplitter, redaction: Redaction, onData: (raw: number, clean: Buffer) => void): void {
-  source.on('data', (chunk: Buffer) => {
-    const clean = redaction.push(chunk);
-    onData(chunk.length, clean);
-    if (clean.length === 0) return;
-    if (log && !log.write(clean)) {
-      source.pause();
-      log.once('drain', () => source.resume());
-    }
-    splitter.push(clean);
-  });
+interface Output {
+  channel: OutputChannel;
+  /** What a redaction held back at the end of the stream, written and split like the rest. */
+  flush(): Buffer;
 }
 
-/** What a redaction held back at the end of the stream, written and split like the rest. */
-function flush(log: WriteStream | undefined, splitter: LineSplitter, redaction: Redaction): Buffer {
-  const rest = redaction.end();
-  if (rest.length > 0) {
-    log?.write(rest);
-    splitter.push(rest);
-  }
-  return rest;
+async function openOutput(log: WriteStream | undefined, splitter: LineSplitter, redaction: Redaction, onData: (raw: number, clean: Buffer) => void, onEnd: () => void): Promise<Output> {
+  let pooled: PooledLog | undefined;
+  const channel = await openChannel((chunk) => {
+    const clean = redaction.push(chunk);
+    onData(chunk.length, clean);
+    if (clean.length === 0) return true;
+    const room = pooled ? pooled.write(clean) : true;
+    splitter.push(clean);
+    return room;
+  }, onEnd);
+  if (log) pooled = new PooledLog(log, () => channel.resume());
+  return {
+    channel,
+    flush: () => {
+      const rest = redaction.end();
+      if (rest.length > 0) {
+        pooled?.write(rest);
+        splitter.push(rest);
+      }
+      return rest;
+    },
+  };
 }
 
 /**
  * Runs one command in its own process group, streaming its lines, and ends the whole group on timeout,
  * idle timeout or abort: SIGTERM first, SIGKILL after the grace period. Leftover group members die too.
  */
-export function runProcess(command: Command, options: RunOptions): Promise<ProcessResult> {
+export async function runProcess(command: Command, options: RunOptions): Promise<ProcessResult> {
   const started = Date.now();
   const env: NodeJS.ProcessEnv = { ...options.baseEnv };
   for (const [key, value] of Object.entries(command.env ?? {})) {
@@ -114,20 +115,54 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
   }
   const stdoutLog = openLog(options.stdoutLog);
   const stderrLog = openLog(options.stderrLog);
+  let stdoutBytes = 0;
+  let stderrTail = '';
+  let streamsOpen = 2;
+  let streamEnded = (): void => {};
+  const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
+    try {
+      options.onLine?.(line, stream);
+    } catch {
+      // a display problem must never stop the agent
+    }
+  };
+  const outLines = new LineSplitter(emit('stdout'), options.maxLineBytes, options.longLineBytes ?? LONG_LINE_BYTES);
+  const errLines = new LineSplitter(emit('stderr'), options.maxLineBytes, options.longLineBytes ?? LONG_LINE_BYTES);
+  const addStderr = (clean: Buffer): void => {
+    stderrTail = (stderrTail + clean.toString('utf8')).slice(-STDERR_TAIL);
+  };
+  let armIdle = (): void => {};
+  const ended = (): void => {
+    streamsOpen -= 1;
+    streamEnded();
+  };
+  const out = await openOutput(stdoutLog, outLines, options.redactor?.stream() ?? PASS, (raw) => {
+    stdoutBytes += raw;
+    armIdle();
+  }, ended);
+  const err = await openOutput(stderrLog, errLines, options.redactor?.stream() ?? PASS, (_raw, clean) => {
+    addStderr(clean);
+    armIdle();
+  }, ended);
 
   return new Promise((resolve) => {
     let reason: EndReason = 'exit';
-    let stdoutBytes = 0;
-    let stderrTail = '';
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
 
-    const child = spawn(command.bin, command.args, {
-      cwd: options.cwd,
-      env,
-      detached: true,
-      stdio: [command.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
+    let child: ReturnType<typeof spawn> | undefined;
+    try {
+      child = spawn(command.bin, command.args, {
+        cwd: options.cwd,
+        env,
+        detached: true,
+        stdio: [command.stdin === undefined ? 'ignore' : 'pipe', out.channel.stdio, err.channel.stdio],
+      });
+    } finally {
+      // ralph's copies of the child's ends are closed (or its pipes read) whatever spawn did.
+      out.channel.attach(child?.stdout);
+      err.channel.attach(child?.stderr);
+    }
     const pgid = child.pid;
     const known: number[] = [];
     if (pgid !== undefined) {
@@ -135,24 +170,9 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
       options.onSpawn?.(pgid);
     }
 
-    const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
-      try {
-        options.onLine?.(line, stream);
-      } catch {
-        // a display problem must never stop the agent
-      }
-    };
-    const outLines = new LineSplitter(emit('stdout'), options.maxLineBytes, options.longLineBytes ?? LONG_LINE_BYTES);
-    const errLines = new LineSplitter(emit('stderr'), options.maxLineBytes, options.longLineBytes ?? LONG_LINE_BYTES);
-    const outRedaction = options.redactor?.stream() ?? PASS;
-    const errRedaction = options.redactor?.stream() ?? PASS;
-    const addStderr = (clean: Buffer): void => {
-      stderrTail = (stderrTail + clean.toString('utf8')).slice(-STDERR_TAIL);
-    };
-
     let idleTimer: NodeJS.Timeout | undefined;
     // Called for every chunk of output: refresh() re-arms the same timer instead of making a new one.
-    const armIdle = (): void => {
+    armIdle = (): void => {
       if (settled || options.idleTimeoutMs <= 0) return;
       if (idleTimer) idleTimer.refresh();
       else idleTimer = setTimeout(() => terminate('idle'), options.idleTimeoutMs);
@@ -183,8 +203,10 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
       if (pgid !== undefined) await stopTree(pgid, known, options.graceMs);
       for (const timer of timers) clearTimeout(timer);
       if (pgid !== undefined) active.delete(pgid);
-      flush(stdoutLog, outLines, outRedaction);
-      addStderr(flush(stderrLog, errLines, errRedaction));
+      out.channel.destroy();
+      err.channel.destroy();
+      out.flush();
+      addStderr(err.flush());
       outLines.end();
       errLines.end();
       await Promise.all([closeLog(stdoutLog), closeLog(stderrLog)]);
@@ -209,14 +231,6 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     child.on('error', (error) => {
       void finish(null, null, error.message);
     });
-    pump(child.stdout!, stdoutLog, outLines, outRedaction, (raw) => {
-      stdoutBytes += raw;
-      armIdle();
-    });
-    pump(child.stderr!, stderrLog, errLines, errRedaction, (_raw, clean) => {
-      addStderr(clean);
-      armIdle();
-    });
     if (child.stdin) {
       child.stdin.on('error', () => {
         // the agent may exit without reading its prompt; that is reported by its exit code
@@ -225,25 +239,21 @@ export function runProcess(command: Command, options: RunOptions): Promise<Proce
     }
 
     let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    // The end: the child has exited and both its output streams are read to their end.
+    streamEnded = () => {
+      if (exitInfo && streamsOpen === 0) void finish(exitInfo.code, exitInfo.signal);
+    };
     child.on('exit', (code, signal) => {
       exitInfo = { code, signal };
       // Leftovers are found through the group's remaining members (the leader's own children are no longer
       // below it once it is reaped): an empty group, the usual end, needs no walk through /proc.
       if (pgid !== undefined && processAlive(-pgid)) known.push(...groupTree(pgid));
-      // Pipes held open by a leftover grandchild must not keep ralph waiting for 'close'. While the group
+      streamEnded();
+      // Output held open by a leftover grandchild must not keep ralph waiting for its end. While the group
       // is being stopped, though, the leader may go first (bwrap dies at SIGTERM while the agent inside
       // still ends cleanly): its last output is read until the SIGKILL, so the log stays whole.
       const wait = terminating ? Math.max(1000, killAt - Date.now() + 1000) : 1000;
-      timers.push(
-        setTimeout(() => {
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          void finish(code, signal);
-        }, wait),
-      );
-    });
-    child.on('close', () => {
-      void finish(exitInfo?.code ?? null, exitInfo?.signal ?? null);
+      timers.push(setTimeout(() => void finish(code, signal), wait));
     });
   });
 }

@@ -9,6 +9,9 @@ const EMPTY = Buffer.alloc(0);
 export class StreamRedactor {
   private pending: Buffer = EMPTY;
   private context: Context = STREAM_START;
+  /** Where the held bytes and the next chunk are joined, and where the held bytes are kept: reused, never reallocated per chunk. */
+  private joined: Buffer = EMPTY;
+  private store: Buffer = EMPTY;
 
   constructor(private readonly plan: ScanPlan) {}
 
@@ -17,10 +20,13 @@ export class StreamRedactor {
     return this.pending.length;
   }
 
-  /** Takes the next chunk; returns what can be written now (often a view of `chunk` itself). */
+  /**
+   * Takes the next chunk; returns what can be written now: a view of `chunk` or of a buffer this redactor
+   * reuses, so it is valid only until the next push() (copy what is kept longer). `chunk` itself is not kept.
+   */
   push(chunk: Buffer): Buffer {
     if (chunk.length === 0) return EMPTY;
-    const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    const data = this.pending.length === 0 ? chunk : this.join(chunk);
     const matches = findSecrets(data, this.plan, this.context);
     let cut = this.holdFrom(data);
     // A secret found across the cut is held whole; the next chunk decides nothing about it.
@@ -35,9 +41,25 @@ export class StreamRedactor {
     }
     const out = applyMatches(data, 0, cut, matches);
     this.remember(data, cut);
-    // A copy: the kept tail must not pin the whole chunk's memory.
-    this.pending = cut < data.length ? Buffer.from(data.subarray(cut)) : EMPTY;
+    this.pending = this.hold(data.subarray(cut));
     return out;
+  }
+
+  /** The held bytes followed by `chunk`, in the reused join buffer. */
+  private join(chunk: Buffer): Buffer {
+    const size = this.pending.length + chunk.length;
+    if (this.joined.length < size) this.joined = Buffer.allocUnsafe(Math.max(size, 2 * this.joined.length));
+    this.pending.copy(this.joined);
+    chunk.copy(this.joined, this.pending.length);
+    return this.joined.subarray(0, size);
+  }
+
+  /** A copy of `bytes` (the end of the data, which may be the caller's buffer) in the reused hold buffer. */
+  private hold(bytes: Buffer): Buffer {
+    if (bytes.length === 0) return EMPTY;
+    if (this.store.length < bytes.length) this.store = Buffer.allocUnsafe(Math.max(bytes.length, 2 * this.store.length, 64));
+    bytes.copy(this.store);
+    return this.store.subarray(0, bytes.length);
   }
 
   /** The end of the stream: whatever was held, redacted. */
