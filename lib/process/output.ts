@@ -7,14 +7,15 @@
 // into a small pool of buffers reused once written. Elsewhere, or if the pair cannot be made, Node's pipe
 // is used with the same callback.
 import type { WriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 
 const READ_BYTES = 64 * 1024;
 /** Chunks copied for the log while their write is pending: room for a few reads, so reading and writing overlap. */
 const LOG_POOL = 4;
-
-let pairs = 0;
 
 /** What reads one output stream: the child's end to pass as its stdio, and ralph's end. */
 export interface OutputChannel {
@@ -77,10 +78,22 @@ export async function openChannel(onChunk: OnChunk, onEnd: () => void, pair = pr
   };
 }
 
-/** A connected pair through an abstract Unix socket (no file): the child's end, and a reader into one buffer. */
-function socketPair(onChunk: OnChunk): Promise<{ childEnd: Socket; reader: Socket } | undefined> {
-  return new Promise((resolve) => {
-    const name = `\0ralph-${process.pid}-${(pairs += 1)}-${Math.random().toString(36).slice(2)}`;
+/**
+ * A connected pair through a Unix socket in a private folder (0700, so no other user can connect first),
+ * removed once the two ends are connected: the child's end, and a reader into one buffer.
+ */
+async function socketPair(onChunk: OnChunk): Promise<{ childEnd: Socket; reader: Socket } | undefined> {
+  let dir: string;
+  try {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ralph-out-'));
+  } catch {
+    return undefined;
+  }
+  const file = path.join(dir, 's');
+  const removed = (): Promise<void> => rm(dir, { recursive: true, force: true }).catch(() => {});
+  // A socket path longer than sun_path holds (108 bytes on Linux) cannot be bound.
+  if (Buffer.byteLength(file) > 100) return removed().then(() => undefined);
+  const pair = await new Promise<{ childEnd: Socket; reader: Socket } | undefined>((resolve) => {
     const buffer = Buffer.allocUnsafe(READ_BYTES);
     let reader: Socket | undefined;
     const fail = (): void => {
@@ -94,12 +107,14 @@ function socketPair(onChunk: OnChunk): Promise<{ childEnd: Socket; reader: Socke
       resolve({ childEnd, reader: reader! });
     });
     server.on('error', fail);
-    server.listen(name, () => {
-      reader = connect({ path: name, onread: { buffer, callback: (bytes) => onChunk(buffer.subarray(0, bytes)) } });
+    server.listen(file, () => {
+      reader = connect({ path: file, onread: { buffer, callback: (bytes) => onChunk(buffer.subarray(0, bytes)) } });
       reader.once('error', fail);
       reader.once('connect', () => reader!.removeListener('error', fail));
     });
   });
+  await removed();
+  return pair;
 }
 
 /**

@@ -136,14 +136,16 @@ export async function runProcess(command: Command, options: RunOptions): Promise
     streamsOpen -= 1;
     streamEnded();
   };
-  const out = await openOutput(stdoutLog, outLines, options.redactor?.stream() ?? PASS, (raw) => {
-    stdoutBytes += raw;
-    armIdle();
-  }, ended);
-  const err = await openOutput(stderrLog, errLines, options.redactor?.stream() ?? PASS, (_raw, clean) => {
-    addStderr(clean);
-    armIdle();
-  }, ended);
+  const [out, err] = await Promise.all([
+    openOutput(stdoutLog, outLines, options.redactor?.stream() ?? PASS, (raw) => {
+      stdoutBytes += raw;
+      armIdle();
+    }, ended),
+    openOutput(stderrLog, errLines, options.redactor?.stream() ?? PASS, (_raw, clean) => {
+      addStderr(clean);
+      armIdle();
+    }, ended),
+  ]);
 
   return new Promise((resolve) => {
     let reason: EndReason = 'exit';
