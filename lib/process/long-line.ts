@@ -5,6 +5,7 @@
 // concatenated or JSON.parse'd whole. A line that is not a JSON object, or stops being valid JSON, is handed
 // on as its own head and tail with a marker between.
 import { LongText, type LongTextLimits } from './long-text.ts';
+import { giveBuffer, takeBuffer } from './spare-buffers.ts';
 
 /** Kept of the first long string of a line (the answer of a result event, the text of a message). */
 const FIRST_TEXT: LongTextLimits = { head: 16 * 1024, tail: 512 * 1024 };
@@ -19,6 +20,7 @@ const MAX_DEPTH = 64;
 const MAX_SCALAR = 32;
 
 const QUOTE = 0x22;
+const EMPTY = Buffer.alloc(0);
 const BACKSLASH = 0x5c;
 
 type State = 'start' | 'key' | 'colon' | 'value' | 'after' | 'string' | 'scalar' | 'done' | 'error' | 'text';
@@ -41,7 +43,9 @@ function isScalarByte(byte: number): boolean {
 export class LongLine {
   private state: State = 'start';
   private readonly stack: Frame[] = [];
-  private out = '';
+  /** The line to hand on, as UTF-8 bytes: decoded once at the end, so a long string is never a string of its own first. */
+  private out: Buffer = EMPTY;
+  private outBytes = 0;
   /** Stack depth of a member being left out (over budget); -1 when writing. */
   private skipLevel = -1;
   private textBudget = TEXT_BUDGET;
@@ -72,25 +76,45 @@ export class LongLine {
   end(): string {
     if (this.state === 'done') {
       this.raw.release();
-      return this.out;
+      const line = this.out.toString('utf8', 0, this.outBytes);
+      giveBuffer(this.out);
+      this.out = EMPTY;
+      return line;
     }
-    const { text } = this.raw.endText();
+    giveBuffer(this.out);
+    this.out = EMPTY;
+    const text = this.raw.endText();
     return text.endsWith('\r') ? text.slice(0, -1) : text;
   }
 
   private write(text: string): void {
-    if (this.skipLevel === -1) this.out += text;
+    if (this.skipLevel !== -1) return;
+    this.room(Buffer.byteLength(text));
+    this.outBytes += this.out.write(text, this.outBytes);
+  }
+
+  private writeBytes(piece: Buffer): void {
+    this.room(piece.length);
+    this.outBytes += piece.copy(this.out, this.outBytes);
+  }
+
+  private room(bytes: number): void {
+    if (this.outBytes + bytes <= this.out.length) return;
+    const bigger = takeBuffer(Math.max(this.outBytes + bytes, 2 * this.out.length, 4096));
+    this.out.copy(bigger, 0, 0, this.outBytes);
+    giveBuffer(this.out);
+    this.out = bigger;
   }
 
   /** A member (object key or array element) starts: a comma before it, or left out when over budget. */
   private openMember(): void {
     if (this.skipLevel !== -1) return;
-    if (this.out.length > OUT_BUDGET) {
+    if (this.outBytes > OUT_BUDGET) {
       this.skipLevel = this.stack.length;
       return;
     }
     const frame = this.stack.at(-1)!;
-    if (frame.members > 0) this.out += ',';
+    if (frame.members > 0) this.write(',');
     frame.members += 1;
   }
 
@@ -211,14 +235,18 @@ export class LongLine {
     const text = this.text;
     this.text = undefined;
     if (this.isKey) {
-      if (text) this.write(`"${text.endText().text}":`);
+      if (text) {
+        this.write('"');
+        text.endInto((piece) => this.writeBytes(piece));
+        this.write('":');
+      }
       this.state = 'colon';
       return;
     }
     if (text) {
-      const kept = text.endText();
-      this.textBudget = Math.max(0, this.textBudget - kept.bytes);
-      this.write(`"${kept.text}"`);
+      this.write('"');
+      this.textBudget = Math.max(0, this.textBudget - text.endInto((piece) => this.writeBytes(piece)));
+      this.write('"');
     }
     this.valueEnded();
   }

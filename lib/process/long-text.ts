@@ -176,8 +176,22 @@ export class LongText {
     return kept;
   }
 
-  /** The kept form decoded (and its size in bytes), joined in a spare buffer rather than a new one. Ends this text. */
-  endText(): { text: string; bytes: number } {
+  /**
+   * Hands the kept form to `take` piece by piece (views of this text's buffers: copy them), then ends this
+   * text. Returns its size in bytes.
+   */
+  endInto(take: (piece: Buffer) => void): number {
+    let bytes = 0;
+    for (const piece of this.keptForm()) {
+      take(piece);
+      bytes += piece.length;
+    }
+    this.release();
+    return bytes;
+  }
+
+  /** The kept form decoded, joined in a spare buffer rather than a new one. Ends this text. */
+  endText(): string {
     const pieces = this.keptForm();
     let bytes = 0;
     for (const piece of pieces) bytes += piece.length;
@@ -187,7 +201,7 @@ export class LongText {
     this.release();
     const text = joined.toString('utf8', 0, bytes);
     giveBuffer(joined);
-    return { text, bytes };
+    return text;
   }
 
   /** The pieces of the kept form, in order (views of the head, the ring and the marker lines). */
