@@ -14,14 +14,20 @@ function detached(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
 }
 
+/** A character that Latin-1 cannot hold. */
+const WIDE = /[^\x00-\xff]/;
+
 /**
- * The end of a growing text as bounded() keeps it, held outside the JavaScript heap as UTF-16 code units:
- * an append costs a copy of the piece, never of all kept so far, and nothing the agent prints outlives
- * the next garbage collection (a flood of 100,000 lines would otherwise keep 512K characters of strings
- * alive, which makes V8 grow its young generation). Decoded when read, character for character.
+ * The end of a growing text as bounded() keeps it, held outside the JavaScript heap as code units, one
+ * byte each (Latin-1) until a wider character comes, then two (UTF-16): an append costs a copy of the piece,
+ * never of all kept so far, and nothing the agent prints outlives the next garbage collection (a flood of
+ * 100,000 lines would otherwise keep 512K characters of strings alive, which makes V8 grow its young
+ * generation). Decoded when read, character for character.
  */
 class TextTail {
   private units = Buffer.alloc(0);
+  /** Bytes per code unit. */
+  private width: 1 | 2 = 1;
   private length = 0;
   private joined: string | undefined = '';
 
@@ -33,11 +39,12 @@ class TextTail {
     const lead = newLine && this.length > 0 ? 1 : 0;
     if (text.length === 0 && lead === 0) return;
     this.joined = undefined;
+    if (this.width === 1 && WIDE.test(text)) this.widen();
     const total = this.length + lead + text.length;
     if (total <= 2 * TEXT_KEPT) {
       this.reserve(total);
-      if (lead) this.units.writeUInt16LE(LF, this.length * 2);
-      this.units.write(text, (this.length + lead) * 2, 'utf16le');
+      if (lead) this.writeBreak(this.length);
+      this.units.write(text, (this.length + lead) * this.width, this.encoding());
       this.length = total;
       return;
     }
@@ -46,9 +53,9 @@ class TextTail {
     const fromText = Math.min(text.length, TEXT_KEPT);
     const fromLead = Math.min(lead, TEXT_KEPT - fromText);
     const fromKept = TEXT_KEPT - fromText - fromLead;
-    if (fromKept > 0) this.units.copy(this.units, 0, (this.length - fromKept) * 2, this.length * 2);
-    if (fromLead) this.units.writeUInt16LE(LF, fromKept * 2);
-    this.units.write(fromText === text.length ? text : text.slice(-fromText), (fromKept + fromLead) * 2, 'utf16le');
+    if (fromKept > 0) this.units.copy(this.units, 0, (this.length - fromKept) * this.width, this.length * this.width);
+    if (fromLead) this.writeBreak(fromKept);
+    this.units.write(fromText === text.length ? text : text.slice(-fromText), (fromKept + fromLead) * this.width, this.encoding());
     this.length = TEXT_KEPT;
   }
 
@@ -58,17 +65,34 @@ class TextTail {
   }
 
   toString(): string {
-    if (this.joined === undefined) this.joined = this.units.toString('utf16le', 0, this.length * 2);
+    if (this.joined === undefined) this.joined = this.units.toString(this.encoding(), 0, this.length * this.width);
     return this.joined;
+  }
+
+  private encoding(): 'latin1' | 'utf16le' {
+    return this.width === 1 ? 'latin1' : 'utf16le';
+  }
+
+  private writeBreak(at: number): void {
+    if (this.width === 1) this.units[at] = LF;
+    else this.units.writeUInt16LE(LF, at * 2);
+  }
+
+  /** From one byte per code unit to two, the units kept as they were. */
+  private widen(): void {
+    const wide = Buffer.allocUnsafe(Math.max(this.units.length, 1024) * 2);
+    wide.write(this.units.toString('latin1', 0, this.length), 0, 'utf16le');
+    this.units = wide;
+    this.width = 2;
   }
 
   /** Room for `units` code units (grown by doubling, at most to twice the limit). */
   private reserve(units: number): void {
-    if (this.units.length >= units * 2) return;
-    // Twice what is held now (in code units, two bytes each), at least what is asked for.
-    const capacity = Math.min(2 * TEXT_KEPT, Math.max(units, this.units.length, 1024));
-    const bigger = Buffer.allocUnsafe(capacity * 2);
-    this.units.copy(bigger, 0, 0, this.length * 2);
+    if (this.units.length >= units * this.width) return;
+    // Twice the room there is now (in code units), at least what is asked for.
+    const capacity = Math.min(2 * TEXT_KEPT, Math.max(units, (2 * this.units.length) / this.width, 1024));
+    const bigger = Buffer.allocUnsafe(capacity * this.width);
+    this.units.copy(bigger, 0, 0, this.length * this.width);
     this.units = bigger;
   }
 }

@@ -32,6 +32,8 @@ describe('transcript texts', () => {
         if (roll < 0.05) events.push({ kind: 'tool_call', name: 'Bash', summary: 'ls' });
         else if (roll < 0.1) events.push({ kind: 'text', text: String(index).repeat(Math.floor(next() * 300_000)) });
         else events.push({ kind: 'text', text: roll < 0.2 ? '' : `part ${index} ${'x'.repeat(Math.floor(next() * 5000))}`, ...(roll < 0.5 ? { delta: true } : {}) });
+        // Latin-1 text until, in most runs, a wider character (kept as two bytes from then on) or a surrogate pair comes.
+        if (run % 4 !== 0 && next() < 0.02) events.push({ kind: 'text', text: next() < 0.5 ? 'é → wider' : 'ü 𝄞 pair' });
       }
       const transcript = newTranscript();
       // Read between events too: reading joins the pieces, and appending must go on from there.
