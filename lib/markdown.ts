@@ -35,8 +35,33 @@ const DONE_BOX = /^\s*[xX✓✔✅☑]\uFE0F?\s*$/u;
 /** A single mark that is neither open nor done (`[-]`, `[~]`, `[/]`, `[⚠️]`): ralph cannot tell what it means. */
 const OTHER_BOX = /^\s*[^\p{L}\p{N}\s]\uFE0F?\s*$/u;
 
+/** Characters `.` does not match: a rest holding one makes CHECKBOX fail, so the plain reading defers. */
+const DOT_STOPS = /[\r\u2028\u2029]/;
+
+/**
+ * The usual `- [ ] …` / `- [x] …` line read without CHECKBOX, which allocates a match per line (a big
+ * tasks.md has tens of thousands): the same answer, or undefined to leave the line to CHECKBOX.
+ */
+function plainCheckbox(line: string): CheckboxLine | undefined {
+  let at = 0;
+  while (line.charCodeAt(at) === 0x20) at += 1;
+  const bullet = line.charCodeAt(at);
+  if (bullet !== 0x2d && bullet !== 0x2a && bullet !== 0x2b) return undefined;
+  at += 1;
+  while (line.charCodeAt(at) === 0x20) at += 1;
+  if (line.charCodeAt(at) !== 0x5b || line.charCodeAt(at + 2) !== 0x5d) return undefined;
+  const mark = line.charCodeAt(at + 1);
+  const state: BoxState | undefined = mark === 0x20 ? 'open' : mark === 0x78 || mark === 0x58 ? 'done' : undefined;
+  if (!state) return undefined;
+  const rest = line.slice(at + 3);
+  if (DOT_STOPS.test(rest)) return undefined;
+  return { state, box: line[at + 1]!, rest: rest.trim(), quoted: false };
+}
+
 /** The checkbox of a list item, or undefined when the line is not one (`- [P] tasks = …` is not). */
 export function readCheckbox(line: string): CheckboxLine | undefined {
+  const plain = plainCheckbox(line);
+  if (plain) return plain;
   const match = CHECKBOX.exec(line);
   if (!match) return undefined;
   const box = match[2]!;

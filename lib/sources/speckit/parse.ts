@@ -102,17 +102,21 @@ export function parseTasksMd(input: string): ParsedTasks {
       if (line.includes('-->')) inComment = false;
       continue;
     }
-    const open = FENCE.exec(line);
+    // Most lines start with a bullet or a word: a fence or a comment can only open after white space or
+    // with its own character, a heading only with `#`. The patterns run where they can match.
+    const first = line.charCodeAt(0);
+    const printable = first > 0x20 && first < 0x7f;
+    const open = !printable || first === 0x60 || first === 0x7e ? FENCE.exec(line) : null;
     if (open) {
       fence = open[1];
       continue;
     }
-    if (COMMENT_OPEN.test(line) && !line.includes('-->')) {
+    if ((!printable || first === 0x3c) && COMMENT_OPEN.test(line) && !line.includes('-->')) {
       inComment = true;
       continue;
     }
 
-    const heading = HEADING.exec(line);
+    const heading = first === 0x23 ? HEADING.exec(line) : null;
     if (heading) {
       const level = heading[1]!.length;
       const title = heading[2]!;

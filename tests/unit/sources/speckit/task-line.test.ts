@@ -18,8 +18,21 @@ describe('readCheckbox', () => {
     expect(readCheckbox(line)?.state).toBe(state);
   });
 
-  it.each(['- [P] tasks = different files', '- [US1] story', '- [2026-01-29] dated', '[ ] no bullet', '- [link](https://example.test)', 'text - [ ] later'])('%s is no checkbox', (line) => {
+  it.each(['- [P] tasks = different files', '- [US1] story', '- [2026-01-29] dated', '[ ] no bullet', '- [link](https://example.test)', 'text - [ ] later', '- [ ] a\rb', '- [x] a\u2028b'])('%s is no checkbox', (line) => {
     expect(readCheckbox(line)).toBeUndefined();
+  });
+
+  // The common forms are read without the pattern; these pin that both readings agree on the edges.
+  it.each([
+    ['- [ ] T001 Create', { state: 'open', box: ' ', rest: 'T001 Create', quoted: false }],
+    ['  -   [x]   T001 Create  ', { state: 'done', box: 'x', rest: 'T001 Create', quoted: false }],
+    ['+ [X]\tT001\u00a0', { state: 'done', box: 'X', rest: 'T001', quoted: false }],
+    ['\t- [ ] T001 tab-indented', { state: 'open', box: ' ', rest: 'T001 tab-indented', quoted: false }],
+    ['-\t[ ] T001 tab after the bullet', { state: 'open', box: ' ', rest: 'T001 tab after the bullet', quoted: false }],
+    ['- [ ]', { state: 'open', box: ' ', rest: '', quoted: false }],
+    ['> - [x] quoted', { state: 'done', box: 'x', rest: 'quoted', quoted: true }],
+  ])('%j reads as %j', (line, expected) => {
+    expect(readCheckbox(line)).toEqual(expected);
   });
 });
 
