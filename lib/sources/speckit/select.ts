@@ -19,15 +19,18 @@ function isUnblocked(task: SpeckitTask, byId: ReadonlyMap<string, SpeckitTask>):
  * unblocked task anywhere is taken instead, so a dependency written out of order does not stall the run.
  */
 export function readyTasks(parsed: ParsedTasks, skipped: ReadonlySet<string>): SpeckitTask[] {
-  const byId = tasksById(parsed);
-  const open = parsed.tasks.filter((task) => stateOf(task, skipped) === 'open');
+  return readyOf(parsed, parsed.tasks.filter((task) => stateOf(task, skipped) === 'open'));
+}
+
+/** readyTasks from the open tasks (in file order); only the phases it answers from are checked for blockers. */
+function readyOf(parsed: ParsedTasks, open: readonly SpeckitTask[]): SpeckitTask[] {
   const first = open[0];
   if (!first) return [];
-  const unblocked = open.filter((task) => isUnblocked(task, byId));
-  const current = unblocked.filter((task) => task.group === first.group);
+  const byId = tasksById(parsed);
+  const current = open.filter((task) => task.group === first.group && isUnblocked(task, byId));
   if (current.length > 0) return current;
-  const fallback = unblocked[0];
-  return fallback ? unblocked.filter((task) => task.group === fallback.group) : [];
+  const fallback = open.find((task) => isUnblocked(task, byId));
+  return fallback ? open.filter((task) => task.group === fallback.group && isUnblocked(task, byId)) : [];
 }
 
 export function groupOf(parsed: ParsedTasks, task: SpeckitTask): TaskGroup | undefined {
@@ -68,12 +71,18 @@ function strayTask(stray: StrayLine): Task {
 /** Snapshot of tasks.md: skipped tasks are neither remaining nor ready; open stray lines remain. */
 export function buildSnapshot(parsed: ParsedTasks, skipped: ReadonlySet<string>): Snapshot {
   const as = (task: SpeckitTask): Task => toTask(parsed, task, skipped);
-  return {
-    ready: readyTasks(parsed, skipped).map(as),
-    remaining: [...parsed.tasks.filter((task) => stateOf(task, skipped) === 'open').map(as), ...blockingStrays(parsed).map(strayTask)],
-    done: parsed.tasks.filter((task) => task.done).map(as),
-    skipped: parsed.tasks.filter((task) => stateOf(task, skipped) === 'skipped').map(as),
-  };
+  // One pass sorts the tasks (a big tasks.md has tens of thousands of them).
+  const open: SpeckitTask[] = [];
+  const done: Task[] = [];
+  const skippedTasks: Task[] = [];
+  for (const task of parsed.tasks) {
+    const state = stateOf(task, skipped);
+    if (state === 'open') open.push(task);
+    else (state === 'done' ? done : skippedTasks).push(as(task));
+  }
+  const remaining = open.map(as);
+  for (const stray of blockingStrays(parsed)) remaining.push(strayTask(stray));
+  return { ready: readyOf(parsed, open).map(as), remaining, done, skipped: skippedTasks };
 }
 
 /** One line per open task saying what it waits on, and one per stray line that holds completion back. */
