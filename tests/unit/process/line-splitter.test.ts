@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LineSplitter } from '../../../lib/process/line-splitter.ts';
+import { random } from '../../support/random.ts';
 
 const split = (chunks: Buffer[], max?: number) => {
   const lines: string[] = [];
@@ -31,18 +32,6 @@ describe('LineSplitter', () => {
 });
 
 describe('LineSplitter with a reused read buffer', () => {
-  /** mulberry32: a failing seed can be replayed. */
-  function random(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   /** Agent output of every kind the splitter treats apart: short lines, lines across reads, long JSON and long text lines. */
   function stream(next: () => number): Buffer {
     const words = ['word', 'é→ü', 'tests pass', '<promise>COMPLETE</promise>', '```', '\\', '"'];

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { claimsCompletion, COMPLETION_TOKEN } from '../../../lib/completion.ts';
 import { LongText, type LongTextLimits } from '../../../lib/process/long-text.ts';
-
-/** A small deterministic generator (mulberry32), so a failing case can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { random } from '../../support/random.ts';
 
 /**
  * Feeds `bytes` in pieces of random sizes; returns the kept form. With `reuse`, every piece is copied into

@@ -65,23 +65,18 @@ async function readThrough(pair: boolean): Promise<{ sha256: string; bytes: numb
 
 describe('openChannel', () => {
   const sha256 = expected();
-
-  it.runIf(process.platform === 'linux')('reads a socket pair of its own into one buffer: every byte, in order, with pauses; the agent writes blocking', async () => {
-    const result = await readThrough(true);
-    expect(result.bytes).toBe(40 << 20);
-    expect(result.sha256).toBe(sha256);
-    expect(result.pauses).toBeGreaterThan(10);
-    // O_NONBLOCK is 04000: the agent's stdout blocks when full, as a pipe from Node's own 'pipe' does.
-    expect(result.flags & 0o4000).toBe(0);
-  });
-
-  it("falls back to Node's pipe with the same contract", async () => {
-    const result = await readThrough(false);
+  /** Every byte, in order, with pauses; the agent's stdout blocks when full, as a pipe from Node's own 'pipe' does (O_NONBLOCK is 04000). */
+  const readsWhole = async (pair: boolean): Promise<void> => {
+    const result = await readThrough(pair);
     expect(result.bytes).toBe(40 << 20);
     expect(result.sha256).toBe(sha256);
     expect(result.pauses).toBeGreaterThan(10);
     expect(result.flags & 0o4000).toBe(0);
-  });
+  };
+
+  it.runIf(process.platform === 'linux')('reads a socket pair of its own into one buffer: every byte, in order, with pauses; the agent writes blocking', () => readsWhole(true));
+
+  it("falls back to Node's pipe with the same contract", () => readsWhole(false));
 
   it('ends when the child cannot be started', async () => {
     for (const pair of [true, false]) {

@@ -58,7 +58,7 @@ describe('StreamRedactor', () => {
     }
   });
 
-  it('gives the same bytes as redacting the whole text, for random chunkings', () => {
+  it('gives the same bytes as redacting the whole text, for random chunkings, read into fresh or reused buffers', () => {
     const bytes = Buffer.from(TEXT.repeat(5));
     const whole = redactor.text(TEXT.repeat(5));
     for (let seed = 1; seed <= 200; seed += 1) {
@@ -66,17 +66,8 @@ describe('StreamRedactor', () => {
       const cuts: number[] = [];
       for (let at = Math.floor(next() * 40); at < bytes.length; at += 1 + Math.floor(next() * 60)) cuts.push(at);
       expect(streamed(bytes, cuts).toString(), `seed ${seed}`).toBe(whole);
-    }
-  });
-
-  it('keeps no view of its input: a reused read buffer gives the same bytes, for random chunkings', () => {
-    const bytes = Buffer.from(TEXT.repeat(5));
-    const whole = redactor.text(TEXT.repeat(5));
-    for (let seed = 1; seed <= 200; seed += 1) {
-      const next = random(seed);
-      const cuts: number[] = [];
-      for (let at = Math.floor(next() * 40); at < bytes.length; at += 1 + Math.floor(next() * 60)) cuts.push(at);
-      expect(streamed(bytes, cuts, true).toString(), `seed ${seed}`).toBe(whole);
+      // It keeps no view of its input: a buffer read into again after each push gives the same bytes.
+      expect(streamed(bytes, cuts, true).toString(), `seed ${seed}, reused buffer`).toBe(whole);
     }
   });
 
