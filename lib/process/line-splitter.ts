@@ -1,5 +1,5 @@
 import { LongLine } from './long-line.ts';
-import { giveBuffer, takeBuffer } from './spare-buffers.ts';
+import { giveBuffer, growBuffer } from './spare-buffers.ts';
 
 /** Longest line handed on whole; the rest of a longer line is counted and dropped so memory stays bounded. */
 export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024;
@@ -95,12 +95,7 @@ export class LineSplitter {
     }
     const kept = piece.length > room ? piece.subarray(0, room) : piece;
     if (kept.length < piece.length) this.overflowed = true;
-    if (this.line.length < this.size + kept.length) {
-      const bigger = takeBuffer(Math.max(this.size + kept.length, 2 * this.line.length, 4096));
-      this.line.copy(bigger, 0, 0, this.size);
-      giveBuffer(this.line);
-      this.line = bigger;
-    }
+    this.line = growBuffer(this.line, this.size, this.size + kept.length);
     this.size += kept.copy(this.line, this.size);
   }
 

@@ -5,7 +5,7 @@
 // concatenated or JSON.parse'd whole. A line that is not a JSON object, or stops being valid JSON, is handed
 // on as its own head and tail with a marker between.
 import { LongText, type LongTextLimits } from './long-text.ts';
-import { giveBuffer, takeBuffer } from './spare-buffers.ts';
+import { giveBuffer, growBuffer } from './spare-buffers.ts';
 
 /** Kept of the first long string of a line (the answer of a result event, the text of a message). */
 const FIRST_TEXT: LongTextLimits = { head: 16 * 1024, tail: 512 * 1024 };
@@ -81,9 +81,12 @@ export class LongLine {
       this.out = EMPTY;
       return line;
     }
+    // Not a JSON object after all: the raw text's kept form, decoded from the same buffer.
+    this.outBytes = 0;
+    this.raw.endInto((piece) => this.writeBytes(piece));
+    const text = this.out.toString('utf8', 0, this.outBytes);
     giveBuffer(this.out);
     this.out = EMPTY;
-    const text = this.raw.endText();
     return text.endsWith('\r') ? text.slice(0, -1) : text;
   }
 
@@ -99,11 +102,7 @@ export class LongLine {
   }
 
   private room(bytes: number): void {
-    if (this.outBytes + bytes <= this.out.length) return;
-    const bigger = takeBuffer(Math.max(this.outBytes + bytes, 2 * this.out.length, 4096));
-    this.out.copy(bigger, 0, 0, this.outBytes);
-    giveBuffer(this.out);
-    this.out = bigger;
+    this.out = growBuffer(this.out, this.outBytes, this.outBytes + bytes);
   }
 
   /** A member (object key or array element) starts: a comma before it, or left out when over budget. */

@@ -190,20 +190,6 @@ export class LongText {
     return bytes;
   }
 
-  /** The kept form decoded, joined in a spare buffer rather than a new one. Ends this text. */
-  endText(): string {
-    const pieces = this.keptForm();
-    let bytes = 0;
-    for (const piece of pieces) bytes += piece.length;
-    const joined = takeBuffer(bytes);
-    let at = 0;
-    for (const piece of pieces) at += piece.copy(joined, at);
-    this.release();
-    const text = joined.toString('utf8', 0, bytes);
-    giveBuffer(joined);
-    return text;
-  }
-
   /** The pieces of the kept form, in order (views of the head, the ring and the marker lines). */
   private keptForm(): Buffer[] {
     const head = Buffer.concat(this.headParts, this.headBytes);

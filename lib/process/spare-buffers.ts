@@ -30,3 +30,15 @@ export function giveBuffer(buffer: Buffer): void {
   spare.push(buffer);
   spareBytes += buffer.length;
 }
+
+/**
+ * `buffer` if it holds `needed` bytes, else a bigger one (at least twice its size; a spare one when there
+ * is) with its first `used` bytes copied over, the old one given back.
+ */
+export function growBuffer(buffer: Buffer, used: number, needed: number): Buffer {
+  if (needed <= buffer.length) return buffer;
+  const bigger = takeBuffer(Math.max(needed, 2 * buffer.length, 4096));
+  buffer.copy(bigger, 0, 0, used);
+  giveBuffer(buffer);
+  return bigger;
+}
