@@ -2,25 +2,28 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { SourceName } from '../config.ts';
 import { RalphError } from '../errors.ts';
-import { createBeadsSource } from './beads.ts';
+import { detectPrd } from './prd/locate.ts';
+import { detectSpeckit } from './speckit/resolve.ts';
 import type { SourceContext, TaskSource } from './types.ts';
 
-// Spec Kit and PRD modules load only when used: start-up stays fast in beads mode.
+// A source's modules load only when it is used (each module costs a few ms under tsx); detection reads
+// the project through two small modules.
+const beads = () => import('./beads.ts');
 const speckit = () => import('./speckit/index.ts');
 const prd = () => import('./prd/source.ts');
 
 /** Picks the source when --source is absent: .beads/ → beads, then Spec Kit, then prd.json. */
 export async function detectSource(root: string, extra: { prd?: string } = {}): Promise<SourceName | undefined> {
   if (existsSync(path.join(root, '.beads'))) return 'beads';
-  if ((await speckit()).detectSpeckit(root)) return 'speckit';
-  if (extra.prd || (await prd()).detectPrd(root)) return 'prd';
+  if (detectSpeckit(root)) return 'speckit';
+  if (extra.prd || detectPrd(root)) return 'prd';
   return undefined;
 }
 
 export async function createSource(name: SourceName, ctx: SourceContext): Promise<TaskSource> {
   switch (name) {
     case 'beads':
-      return createBeadsSource(ctx);
+      return (await beads()).createBeadsSource(ctx);
     case 'speckit':
       return (await speckit()).createSpeckitSource(ctx);
     case 'prd':

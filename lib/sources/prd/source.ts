@@ -7,6 +7,7 @@ import { resolveGates } from '../../gates.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
 import { historyFile, lastHistoryIteration, writeHistoryRecord, type HistoryRecord } from './history.ts';
+import { detectPrd, PRD_CANDIDATES } from './locate.ts';
 import { decidePrdOutcome } from './outcome.ts';
 import { appendProgressEntry, lastLoggedIteration, PRD_ENTRY_HEADING, progressContext, progressHeader, progressPath, readProgress, type ProgressEntry } from './progress.ts';
 import { buildPrdPrompt, loadPrdTemplate } from './prompt.ts';
@@ -20,14 +21,7 @@ import { createPrdWorkers } from './workers.ts';
 export { failureText } from './record.ts';
 export { isReady, MAX_ATTEMPTS, stuckLine } from './selection.ts';
 
-/** Where a prd.json is looked for when --prd is not given, in this order. */
-export const PRD_CANDIDATES = ['.rulebook-ralph/prd.json', '.rulebook/ralph/prd.json', 'prd.json'] as const;
 export const PRD_DEFAULT_MAX_ITERATIONS = 10;
-
-/** The first prd.json candidate that exists under `root` (absolute path), or undefined. */
-export function detectPrd(root: string): string | undefined {
-  return PRD_CANDIDATES.map((candidate) => path.join(root, candidate)).find((file) => existsSync(file));
-}
 
 /** A task as the reviewer sees it: id, title, description and acceptance criteria. */
 export function itemBrief(item: Pick<PrdItem, 'id' | 'title' | 'description' | 'acceptanceCriteria'>): string {

@@ -7,11 +7,11 @@ import { Git } from '../../git.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
 import { agentFromFolders, agentFromInitOptions, COPILOT_PROFILE, COPILOT_PROFILE_FILE } from './agent.ts';
 import { checkFeature } from './check.ts';
-import { isDir, readText } from './paths.ts';
+import { readText } from './paths.ts';
 import { lastIterationNumber, parseTracking, releaseSkipped, type Tracking } from './progress.ts';
 import { createProgressWriter } from './progress-writer.ts';
 import { createSpeckitWorkers } from './workers.ts';
-import { listFeatures, type ResolvedVia } from './resolve.ts';
+import type { ResolvedVia } from './resolve.ts';
 import { buildSnapshot, currentTaskBlock, explainStuck, reviewBrief, type SkippedNote } from './select.ts';
 import { uncheckLine } from './reopen.ts';
 import { writeFileAtomic } from '../../fs-atomic.ts';
@@ -31,11 +31,6 @@ const VIA_TEXT: Record<ResolvedVia, string> = {
   branch: 'the branch name',
   'only feature': 'the only feature with a tasks.md',
 };
-
-/** A Spec Kit project: a `.specify/` folder or a `specs/*\/tasks.md`. */
-export function detectSpeckit(root: string): boolean {
-  return isDir(path.join(root, '.specify')) || listFeatures(root).some((feature) => feature.hasTasks);
-}
 
 /** Spec Kit mode as a task source. Everything is read from `ctx.root`; nothing is cached but the feature and the tracking data. */
 export function createSpeckitSource(ctx: SourceContext): TaskSource {

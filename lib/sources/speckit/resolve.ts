@@ -149,6 +149,11 @@ export function listFeatures(root: string): FeatureDir[] {
     .map((name) => ({ name, hasTasks: existsSync(path.join(specs, name, 'tasks.md')) }));
 }
 
+/** A Spec Kit project: a `.specify/` folder or a `specs/*\/tasks.md`. Light: source detection loads only this module. */
+export function detectSpeckit(root: string): boolean {
+  return isDir(path.join(root, '.specify')) || listFeatures(root).some((feature) => feature.hasTasks);
+}
+
 /** Reads the project and applies the rules. */
 export function resolveFeatureIn(root: string, options: { option?: string; env: NodeJS.ProcessEnv; branch?: string }): Resolution {
   let featureJson: string | undefined;

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it, expect } from 'vitest';
-import { createSpeckitSource, detectSpeckit } from '../../../../lib/sources/speckit/index.ts';
+import { createSpeckitSource } from '../../../../lib/sources/speckit/index.ts';
+import { detectSpeckit } from '../../../../lib/sources/speckit/resolve.ts';
 import type { Tracking } from '../../../../lib/sources/speckit/progress.ts';
 import type { TaskSource } from '../../../../lib/sources/types.ts';
 import { copyFixture, emptyProject, info, makeContext, result, type TestContext } from './helpers.ts';
