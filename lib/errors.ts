@@ -78,3 +78,6 @@ export function abortError(signal: AbortSignal): Error {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A beads task was taken by someone else between `bd ready` and a worker's claim: the loop picks another. */
+export class ClaimLostError extends RalphError {}

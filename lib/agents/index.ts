@@ -1,32 +1,36 @@
 import { RalphError } from '../errors.ts';
-import { amp } from './amp.ts';
-import { claude } from './claude.ts';
-import { codex } from './codex.ts';
-import { copilot } from './copilot.ts';
-import { cursor } from './cursor.ts';
-import { createCustomAgent, type CustomAgentConfig } from './custom.ts';
-import { gemini } from './gemini.ts';
-import { opencode } from './opencode.ts';
+import type { CustomAgentConfig } from './custom.ts';
 import type { Agent } from './types.ts';
 
 export type { CustomAgentConfig } from './custom.ts';
 
-/** The built-in adapters, by the name given to --agent. */
-export const AGENTS: Record<string, Agent> = { claude, copilot, gemini, codex, amp, opencode, cursor };
+// An adapter's module loads only when its agent is used: each module costs a few ms of a run's start under tsx.
+const BUILT_IN: Record<string, () => Promise<Agent>> = {
+  claude: async () => (await import('./claude.ts')).claude,
+  copilot: async () => (await import('./copilot.ts')).copilot,
+  gemini: async () => (await import('./gemini.ts')).gemini,
+  codex: async () => (await import('./codex.ts')).codex,
+  amp: async () => (await import('./amp.ts')).amp,
+  opencode: async () => (await import('./opencode.ts')).opencode,
+  cursor: async () => (await import('./cursor.ts')).cursor,
+};
+
+/** The built-in adapters' --agent names. */
+export const BUILT_IN_AGENTS: string[] = Object.keys(BUILT_IN);
 
 /** Every value --agent accepts: the built-ins and `custom`. */
-export const SUPPORTED_AGENTS: string[] = [...Object.keys(AGENTS), 'custom'];
+export const SUPPORTED_AGENTS: string[] = [...BUILT_IN_AGENTS, 'custom'];
 
-/** The adapter for an --agent value; `custom` needs its definition. Throws a one-line RalphError otherwise. */
-export function getAgent(name: string, custom?: CustomAgentConfig): Agent {
+/** The adapter for an --agent value; `custom` needs its definition. Rejects with a one-line RalphError otherwise. */
+export async function getAgent(name: string, custom?: CustomAgentConfig): Promise<Agent> {
   const key = name.trim().toLowerCase();
   if (key === 'custom') {
     if (!custom) throw new RalphError("agent 'custom' has no definition", { hint: 'describe it in the config: bin, args (with {prompt} and {model}) and format' });
-    return createCustomAgent(custom);
+    return (await import('./custom.ts')).createCustomAgent(custom);
   }
-  const agent = Object.hasOwn(AGENTS, key) ? AGENTS[key] : undefined;
-  if (!agent) {
+  const load = Object.hasOwn(BUILT_IN, key) ? BUILT_IN[key] : undefined;
+  if (!load) {
     throw new RalphError(`unknown agent '${name}'; supported agents: ${SUPPORTED_AGENTS.join(', ')}`, { hint: 'choose one with --agent' });
   }
-  return agent;
+  return load();
 }

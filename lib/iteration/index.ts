@@ -14,7 +14,7 @@ import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from 
 import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';
 import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
-import { rejectionReason, reviewIteration, type Reviewer } from './review.ts';
+import type { Reviewer } from './review.ts';
 import { compareWorkStates, readWorkState, stateAfterLanding, type WorkState } from './work-state.ts';
 
 export interface IterationContext {
@@ -125,6 +125,8 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (ctx.review && decided.outcome === 'pass' && !vanished) {
     const known = new Map([task, ...after.remaining, ...after.done].map((item) => [item.id, item]));
     const reviewed = tasksDone.length > 0 ? tasksDone.map((id) => known.get(id) ?? { ...task, id }) : [task];
+    // The reviewer's modules load only in a run that has one.
+    const { rejectionReason, reviewIteration } = await import('./review.ts');
     review = await reviewIteration(ctx, ctx.review, { iteration: info.iteration, tasks: reviewed, base: info.head, gates, evidence: decided.reason, workBefore: workAfter });
     if (review.verdict !== 'approve') {
       // Not approved is not done: the source takes the tasks back; the worker's changes and commits stay.

@@ -9,7 +9,6 @@ import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequ
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
 import { inspectLock, type HeldLock } from '../lock.ts';
-import { createNotifySink, notifySettings } from '../notify/index.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
 import type { Agent } from '../agents/types.ts';
@@ -81,7 +80,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       return await printPlan(prepared, lockState, deps);
     }
     if (prepared.problems.length > 0) throw new PrerequisiteError(prepared.problems);
-    const notify = notifySettings(config);
+    // The notify modules load only when a webhook is set.
+    const notifying = ((config.extra.get('notify') as string[] | undefined) ?? []).length > 0 ? await import('../notify/index.ts') : undefined;
+    const notify = notifying?.notifySettings(config);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
     if (source.name === 'speckit' && (await prepared.git.isDirty().catch(() => false))) {
       warn('git has uncommitted changes: the agent will start from them and may commit them with its story');
@@ -108,7 +109,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
     const held = lock;
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
-    if (notify) bus.add(createNotifySink(notify, root, (text) => redactor.text(text), warn));
+    if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();

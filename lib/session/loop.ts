@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Control } from '../control/index.ts';
 import { decideNext } from '../decide.ts';
 import type { Deps } from '../deps.ts';
-import { abortError, errorMessage, ExitCode, RalphError, StopRequestedError } from '../errors.ts';
+import { abortError, ClaimLostError, errorMessage, ExitCode, RalphError, StopRequestedError } from '../errors.ts';
 import type { EventBus, IterationRecord, RunStatus, RunSummary } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Git } from '../git.ts';
@@ -17,10 +17,8 @@ import type { UsageWait } from '../iteration/usage-wait.ts';
 import { inPlaceWorkspace, type Workspace } from '../iteration/workspace.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { CommandWrap } from '../iteration/agent-run.ts';
-import { ClaimLostError } from '../sources/beads-workers.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
-import { MergeLock } from './merge.ts';
-import { worktreeWorkspace, type WorkerWorkspace } from './worker.ts';
+import type { WorkerWorkspace } from './worker.ts';
 import { Worktrees, type Worktree } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
 import { describeTasksLeft } from '../tasks-left.ts';
@@ -108,7 +106,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   // HEAD as the next iteration starts: read once, then carried from each iteration's end (one worker) or
   // published by each merge (several).
   let head = await ctx.git.head();
-  const lock = new MergeLock(head);
+  // The merging and the worker workspaces load only when several workers run.
+  const parallel = single ? undefined : { ...(await import('./merge.ts')), ...(await import('./worker.ts')) };
+  const lock = parallel ? new parallel.MergeLock(head) : undefined;
   const workers = new Map<number, WorkerWorkspace>();
   const workerFor = async (slot: number): Promise<WorkerWorkspace> => {
     let worker = workers.get(slot);
@@ -116,7 +116,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const base = await ctx.git.head();
       if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
-      worker = worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock, sessionId: ctx.sessionId });
+      worker = parallel!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock: lock!, sessionId: ctx.sessionId });
       workers.set(slot, worker);
     }
     return worker;

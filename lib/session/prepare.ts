@@ -11,7 +11,7 @@ import { findOnPath } from '../process/zx.ts';
 import type { Reviewer } from '../iteration/review.ts';
 import { parseReviewSpec } from '../iteration/review-spec.ts';
 import { DEFAULT_BREAKER, type BreakerLimits } from './breaker.ts';
-import { kindOf, Sandbox, sandboxProblems, sandboxSettings, type SandboxSettings } from '../sandbox/index.ts';
+import type { Sandbox } from '../sandbox/index.ts';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -56,7 +56,7 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
 
   const defaults = source.agentDefaults?.() ?? {};
   const agentName = config.extra.has('agent') ? config.agent : (defaults.agent ?? config.agent);
-  const agent = getAgent(agentName, config.customAgent);
+  const agent = await getAgent(agentName, config.customAgent);
   const profile = config.agentProfile ?? (agentName === defaults.agent ? defaults.profile : undefined);
   if (!findOnPath(agent.bin, deps.env)) {
     problems.push(`agent CLI '${agent.bin}' not found on PATH: install it or choose another with --agent`);
@@ -77,22 +77,22 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   }
   if (config.parallel > 1 && gitRoot && problems.length === 0) problems.push(...(await parallelProblems(git, config.parallel)));
   const maxIterations = config.maxIterations ?? source.defaultMaxIterations;
-  const review = resolveReviewer(config, deps.env, problems);
+  const review = await resolveReviewer(config, deps.env, problems);
   const limit = (name: string, fallback: number): number => (config.extra.get(name) as number | undefined) ?? fallback;
   const breaker = { noProgress: limit('max-no-progress', DEFAULT_BREAKER.noProgress), taskIterations: limit('max-task-iterations', DEFAULT_BREAKER.taskIterations) };
-  const settings = sandboxSettings(config);
-  const sandbox = settings ? await prepareSandbox(settings, { root, agent, deps, problems }) : undefined;
+  // The sandbox's modules load only when --sandbox (or the setting) is given.
+  const sandbox = config.extra.has('sandbox') ? await prepareSandbox(config, { root, agent, deps, problems }) : undefined;
   return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox };
 }
 
 /** The reviewer --review names, its CLI checked like the worker's; problems are added to `problems`. */
-function resolveReviewer(config: Config, env: NodeJS.ProcessEnv, problems: string[]): Reviewer | undefined {
+async function resolveReviewer(config: Config, env: NodeJS.ProcessEnv, problems: string[]): Promise<Reviewer | undefined> {
   const value = config.extra.get('review') as string | undefined;
   const spec = parseReviewSpec(value);
   if (!spec) return undefined;
   let agent: Agent;
   try {
-    agent = getAgent(spec.agent, config.customAgent);
+    agent = await getAgent(spec.agent, config.customAgent);
   } catch (error) {
     problems.push(`--review ${value}: ${(error as Error).message}`);
     return undefined;
@@ -110,7 +110,10 @@ async function parallelProblems(git: Git, parallel: number): Promise<string[]> {
 }
 
 /** Checks --sandbox bwrap (Linux, bwrap installed and able to run here, configured paths) and builds it. */
-async function prepareSandbox(settings: SandboxSettings, context: { root: string; agent: Agent; deps: Deps; problems: string[] }): Promise<Sandbox | undefined> {
+async function prepareSandbox(config: Config, context: { root: string; agent: Agent; deps: Deps; problems: string[] }): Promise<Sandbox | undefined> {
+  const { kindOf, Sandbox, sandboxProblems, sandboxSettings } = await import('../sandbox/index.ts');
+  const settings = sandboxSettings(config);
+  if (!settings) return undefined;
   const { root, agent, deps } = context;
   const home = deps.env.HOME ?? os.homedir();
   const issues = sandboxProblems(settings, { platform: process.platform, env: deps.env, home, root, kindOf });

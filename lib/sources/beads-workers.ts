@@ -2,7 +2,7 @@
 // worker's own actor name), every worktree's agent uses the main repository's beads database, and the
 // prompt names the bead, since /sp:next alone would pick any ready one.
 import path from 'node:path';
-import { errorMessage, RalphError } from '../errors.ts';
+import { ClaimLostError, errorMessage, RalphError } from '../errors.ts';
 import type { Bd } from './bd.ts';
 import type { Snapshot, SnapshotPurpose, Task, WorkerSupport } from './types.ts';
 
@@ -13,9 +13,6 @@ export function workerActor(worker: number): string {
 
 /** Assignees of ralph's workers' claims. */
 export const WORKER_ACTOR = /^ralph-w\d+$/;
-
-/** The beads task was taken by someone else between `bd ready` and the claim. */
-export class ClaimLostError extends RalphError {}
 
 /**
  * Claims `task` for `worker`. Whatever bd prints (1.x: the updated issue, exit 1 when taken; 0.50: exit 0

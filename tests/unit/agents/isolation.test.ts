@@ -1,7 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENTS } from '../../../lib/agents/index.ts';
+import { amp } from '../../../lib/agents/amp.ts';
+import { claude } from '../../../lib/agents/claude.ts';
+import { copilot } from '../../../lib/agents/copilot.ts';
+import { BUILT_IN_AGENTS, getAgent } from '../../../lib/agents/index.ts';
 import { isolationArgs, mcpServerNames } from '../../../lib/agents/isolation.ts';
 import { tempDir } from '../../support/temp.ts';
 
@@ -19,30 +22,30 @@ const request = { prompt: 'do it', extraArgs: ['--extra'], cwd: '/repo' };
 describe('--isolate, per agent', () => {
   it('claude: project and local settings only, strict MCP config, the project .mcp.json handed back', () => {
     const ctx = context();
-    expect(isolationArgs(AGENTS.claude!, ctx)).toEqual(['--setting-sources', 'project,local', '--strict-mcp-config']);
+    expect(isolationArgs(claude, ctx)).toEqual(['--setting-sources', 'project,local', '--strict-mcp-config']);
     writeFileSync(path.join(ctx.cwd, '.mcp.json'), '{"mcpServers":{"db":{}}}');
-    expect(isolationArgs(AGENTS.claude!, ctx)).toEqual(['--setting-sources', 'project,local', '--strict-mcp-config', '--mcp-config', path.join(ctx.cwd, '.mcp.json')]);
+    expect(isolationArgs(claude, ctx)).toEqual(['--setting-sources', 'project,local', '--strict-mcp-config', '--mcp-config', path.join(ctx.cwd, '.mcp.json')]);
   });
 
   it("copilot: the built-in MCP servers off, and each server of the user's mcp-config.json", () => {
     const ctx = context();
-    expect(isolationArgs(AGENTS.copilot!, ctx)).toEqual(['--disable-builtin-mcps']);
+    expect(isolationArgs(copilot, ctx)).toEqual(['--disable-builtin-mcps']);
     mkdirSync(path.join(ctx.home, '.copilot'));
     writeFileSync(path.join(ctx.home, '.copilot', 'mcp-config.json'), JSON.stringify({ mcpServers: { playwright: {}, 'my-db': {} } }));
-    expect(isolationArgs(AGENTS.copilot!, ctx)).toEqual(['--disable-builtin-mcps', '--disable-mcp-server', 'playwright', '--disable-mcp-server', 'my-db']);
+    expect(isolationArgs(copilot, ctx)).toEqual(['--disable-builtin-mcps', '--disable-mcp-server', 'playwright', '--disable-mcp-server', 'my-db']);
     // COPILOT_HOME moves the file.
     const moved = path.join(ctx.home, 'elsewhere');
     mkdirSync(moved);
     writeFileSync(path.join(moved, 'mcp-config.json'), JSON.stringify({ mcpServers: { other: {} } }));
-    expect(isolationArgs(AGENTS.copilot!, { ...ctx, env: { COPILOT_HOME: moved } })).toEqual(['--disable-builtin-mcps', '--disable-mcp-server', 'other']);
+    expect(isolationArgs(copilot, { ...ctx, env: { COPILOT_HOME: moved } })).toEqual(['--disable-builtin-mcps', '--disable-mcp-server', 'other']);
   });
 
   it('amp: an empty settings file of ralph’s own instead of the user’s (not written in a dry run)', () => {
     const ctx = context();
     const file = path.join(ctx.scratch, 'amp-settings.json');
-    expect(isolationArgs(AGENTS.amp!, { ...ctx, write: false })).toEqual(['--settings-file', file]);
+    expect(isolationArgs(amp, { ...ctx, write: false })).toEqual(['--settings-file', file]);
     expect(existsSync(file)).toBe(false);
-    expect(isolationArgs(AGENTS.amp!, ctx)).toEqual(['--settings-file', file]);
+    expect(isolationArgs(amp, ctx)).toEqual(['--settings-file', file]);
     expect(readFileSync(file, 'utf8')).toBe('{}\n');
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
@@ -52,12 +55,13 @@ describe('--isolate, per agent', () => {
     ['gemini', ['--extensions', 'none']],
     ['opencode', ['--pure']],
     ['cursor', []],
-  ])('%s: %j', (name, args) => {
-    expect(isolationArgs(AGENTS[name]!, context())).toEqual(args);
+  ])('%s: %j', async (name, args) => {
+    expect(isolationArgs(await getAgent(name), context())).toEqual(args);
   });
 
-  it('every adapter says what isolation covers and leaves, or has none; each places the flags before the extra args', () => {
-    for (const [name, agent] of Object.entries(AGENTS)) {
+  it('every adapter says what isolation covers and leaves, or has none; each places the flags before the extra args', async () => {
+    for (const name of BUILT_IN_AGENTS) {
+      const agent = await getAgent(name);
       if (agent.isolation) {
         expect(agent.isolation.covers.length, name).toBeGreaterThan(10);
         expect(agent.isolation.leaves.length, name).toBeGreaterThan(10);
@@ -68,7 +72,7 @@ describe('--isolate, per agent', () => {
       expect(command.args.indexOf('--extra'), name).toBe(at + 1);
       expect(agent.command(request).args, name).not.toContain('--ISOLATED');
     }
-    expect(AGENTS.cursor!.isolation).toBeUndefined();
+    expect((await getAgent('cursor')).isolation).toBeUndefined();
   });
 
   it('reads MCP server names, and none from a missing or broken file', () => {
