@@ -82,16 +82,6 @@ describe.each(FAKE_BD_VERSIONS)('beads mode, end to end, bd %s', (bdVersion) => 
     expect(statusOf(sandbox, 'ws-9w6.4')).toBe('open');
   });
 
-  it('reads the limit from RALPH_MAX_ITERATIONS and ralph.config.json, flags first', async () => {
-    sandbox = makeSandbox();
-    seedBeads(sandbox, standardEpic(3));
-    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ maxIterations: 3, retryDelay: '10ms' }));
-    scenario(sandbox, [closeStep('ws-9w6.2'), closeStep('ws-9w6.3')]);
-    const result = await runRalph(sandbox, ['--json'], { RALPH_MAX_ITERATIONS: '1' });
-    expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout).iterations).toBe(1);
-  });
-
   it('exits 1 explaining why nothing is ready when work remains', async () => {
     sandbox = makeSandbox();
     const issues = standardEpic(2);
@@ -122,14 +112,6 @@ describe.each(FAKE_BD_VERSIONS)('beads mode, end to end, bd %s', (bdVersion) => 
     const result = await runRalph(sandbox, ['--epic', 'ws-9w6', ...FAST]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/clarify phase ws-9w6\.1 "\[sp:02-clarify\] Clarify the spec" is in_progress, not closed/);
-  });
-
-  it('tolerates a feat/ prefix on the branch', async () => {
-    sandbox = makeSandbox({ branch: 'feat/001-ralph-automation' });
-    seedBeads(sandbox, standardEpic(1));
-    scenario(sandbox, [closeStep('ws-9w6.2')]);
-    const result = await runRalph(sandbox, FAST);
-    expect(result.code, result.stderr).toBe(0);
   });
 
   it('--dry-run explains the run without taking the lock, running the agent or writing files', async () => {
@@ -179,11 +161,29 @@ describe.each(FAKE_BD_VERSIONS)('beads mode, end to end, bd %s', (bdVersion) => 
   });
 });
 
-describe("the agent's failures and the command line, in beads mode", () => {
-  // Retries, a crash, the root refusal and argv errors are about the agent and the command line, and
-  // nothing they check comes from bd: they run once, against the default (1.x).
+describe("the agent's failures, the settings and the command line, in beads mode", () => {
+  // Retries, a crash, the root refusal, where the limit is read from, the branch's feat/ prefix and argv
+  // errors: nothing these check comes from bd, so they run once, against the default (1.x).
   beforeEach(() => {
     version = '1.x';
+  });
+
+  it('reads the limit from RALPH_MAX_ITERATIONS and ralph.config.json, flags first', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(3));
+    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ maxIterations: 3, retryDelay: '10ms' }));
+    scenario(sandbox, [closeStep('ws-9w6.2'), closeStep('ws-9w6.3')]);
+    const result = await runRalph(sandbox, ['--json'], { RALPH_MAX_ITERATIONS: '1' });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout).iterations).toBe(1);
+  });
+
+  it('tolerates a feat/ prefix on the branch', async () => {
+    sandbox = makeSandbox({ branch: 'feat/001-ralph-automation' });
+    seedBeads(sandbox, standardEpic(1));
+    scenario(sandbox, [closeStep('ws-9w6.2')]);
+    const result = await runRalph(sandbox, FAST);
+    expect(result.code, result.stderr).toBe(0);
   });
 
   it('retries a failing agent with backoff, then succeeds in the same iteration', async () => {
