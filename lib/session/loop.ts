@@ -106,9 +106,11 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   // HEAD as the next iteration starts: read once, then carried from each iteration's end (one worker) or
   // published by each merge (several).
   let head = await ctx.git.head();
-  // The merging and the worker workspaces load only when several workers run.
-  const parallel = single ? undefined : { ...(await import('./merge.ts')), ...(await import('./worker.ts')) };
-  const lock = parallel ? new parallel.MergeLock(head) : undefined;
+  // Several workers: the merge lock and the worktree workspaces, whose modules load only then.
+  const several = single ? undefined : await (async () => {
+    const [{ MergeLock }, { worktreeWorkspace }] = await Promise.all([import('./merge.ts'), import('./worker.ts')]);
+    return { lock: new MergeLock(head), worktreeWorkspace };
+  })();
   const workers = new Map<number, WorkerWorkspace>();
   const workerFor = async (slot: number): Promise<WorkerWorkspace> => {
     let worker = workers.get(slot);
@@ -116,7 +118,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const base = await ctx.git.head();
       if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
-      worker = parallel!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock: lock!, sessionId: ctx.sessionId });
+      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock: several!.lock, sessionId: ctx.sessionId });
       workers.set(slot, worker);
     }
     return worker;
