@@ -14,8 +14,12 @@ const ralphBdWords = (box: Sandbox): string[] =>
     .filter((argv) => argv[0] !== 'close' && !argv.includes('--claim'))
     .map((argv) => (argv[0] === 'list' ? (argv.includes('--type') ? 'list-epics' : 'list') : argv[0] === 'ready' && argv.includes('--exclude-type') ? 'ready-exclude' : argv[0]!));
 
-// The suite runs against the fake bd behaving like beads 0.50 and like 1.x (FAKE_BD_VERSION).
+// The suite runs against the fake bd behaving like beads 0.50 and like 1.x (FAKE_BD_VERSION): a test
+// runs against the default (1.x) unless its describe.each sets another.
 let version: FakeBdVersion = '1.x';
+beforeEach(() => {
+  version = '1.x';
+});
 function makeSandbox(options: SandboxOptions = {}): Sandbox {
   const box = makeBareSandbox(options);
   box.env.FAKE_BD_VERSION = version;
@@ -164,9 +168,6 @@ describe.each(FAKE_BD_VERSIONS)('beads mode, end to end, bd %s', (bdVersion) => 
 describe("the agent's failures, the settings and the command line, in beads mode", () => {
   // Retries, a crash, the root refusal, where the limit is read from, the branch's feat/ prefix and argv
   // errors: nothing these check comes from bd, so they run once, against the default (1.x).
-  beforeEach(() => {
-    version = '1.x';
-  });
 
   it('reads the limit from RALPH_MAX_ITERATIONS and ralph.config.json, flags first', async () => {
     sandbox = makeSandbox();
@@ -251,9 +252,6 @@ describe("the agent's failures, the settings and the command line, in beads mode
 
 describe('the lock', () => {
   // Lock and signal handling do not depend on the bd version: these run once, against the default (1.x).
-  beforeEach(() => {
-    version = '1.x';
-  });
 
   it('a second run exits 1 naming the holder; the first finishes normally', async () => {
     sandbox = makeSandbox();
@@ -291,10 +289,6 @@ describe('the lock', () => {
 });
 
 describe('signals', () => {
-  beforeEach(() => {
-    version = '1.x';
-  });
-
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     it(`${signal} mid-iteration kills the agent tree, releases the lock and exits ${code}`, async () => {
       sandbox = makeSandbox();
