@@ -51,6 +51,21 @@ describe('runCommand: ralph’s own commands through zx', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('gives the stack trace limit back after each call, the failed ones too', async () => {
+    const dir = temp();
+    const before = Error.stackTraceLimit;
+    Error.stackTraceLimit = 17;
+    try {
+      await runCommand('true', [], { cwd: dir });
+      await runCommand('touch', ['a\0b'], { cwd: dir });
+      await runCommand('true', [], { cwd: path.join(dir, 'missing') });
+      await runShellText('exit 3', { cwd: dir });
+      expect(Error.stackTraceLimit).toBe(17);
+    } finally {
+      Error.stackTraceLimit = before;
+    }
+  });
+
   it('refuses a NUL byte instead of cutting the value', async () => {
     const dir = temp();
     const result = await runCommand('touch', ['a\0b'], { cwd: dir });
