@@ -58,6 +58,8 @@ export interface IterationRecord {
   review?: ReviewRecord;
   /** Time its merge back took (several workers). */
   mergeMs?: number;
+  /** Changed paths ralph's commit left out, each with why (`config.local.json (holds the value of API_KEY)`). */
+  leftOut?: string[];
 }
 
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';

@@ -1,8 +1,9 @@
-import { accessSync, appendFileSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, appendFileSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as SimpleGitModule from 'simple-git';
 import type { SimpleGit } from 'simple-git';
+import { isRalphFile } from './commit-set.ts';
 import { RalphError } from './errors.ts';
 
 // Required, not imported: under tsx, simple-git's CommonJS build loads in about a third of the time its
@@ -30,9 +31,6 @@ export interface WorkTreeState {
   changed: string[];
 }
 
-function isRalphFile(file: string): boolean {
-  return file === '.ralph.lock' || file.startsWith('.ralph/') || file.startsWith('.ralph.lock.d/');
-}
 
 /** Parses `git status --porcelain=v2 --branch -z`: the HEAD oid and every changed path. */
 export function parseStatusV2(output: string): WorkTreeState {
@@ -46,9 +44,10 @@ export function parseStatusV2(output: string): WorkTreeState {
     } else if (entry.startsWith('1 ')) {
       state.changed.push(entry.split(' ').slice(8).join(' '));
     } else if (entry.startsWith('2 ')) {
-      // A rename or copy: the new path here, the old one in the next field.
+      // A rename or copy: the new path here, the old one in the next field (a rename's old path is gone).
       state.changed.push(entry.split(' ').slice(9).join(' '));
       index += 1;
+      if (entry[2] === 'R' || entry[3] === 'R') state.changed.push(fields[index]!);
     } else if (entry.startsWith('u ')) {
       state.changed.push(entry.split(' ').slice(10).join(' '));
     } else if (entry.startsWith('? ')) {
@@ -125,31 +124,32 @@ export class Git {
     return (await this.state()).changed.some((file) => !isRalphFile(file));
   }
 
-  /** Stages everything and commits with trailers; undefined when there was nothing to commit. */
-  async commitAll(message: string, trailers: Record<string, string>): Promise<string | undefined> {
-    await this.git.raw(['add', '-A', '--verbose']);
-    if (!this.ownFilesExcluded) {
-      // ralph's own state never goes into the user's history, whatever their .gitignore says.
-      const staged = (await this.git.diff(['--cached', '--name-only'])).split('\n').filter(Boolean);
-      const own = staged.filter(isRalphFile);
-      if (own.length > 0) await this.git.raw(['reset', '--', ...own]);
-    }
-    const body = Object.entries(trailers)
-      .map(([key, value]) => `${key}: ${value}`)
-      .join('\n');
-    let commit: string;
+  /**
+   * Commits exactly `paths` (new, changed or deleted), with trailers: whatever else is changed or staged (the
+   * user's own work) stays as it is. `amend` folds them into HEAD instead. Undefined when nothing changed.
+   * Paths are literal (no glob or pathspec magic) and go through a file, so any number of them fits.
+   */
+  async commitPaths(paths: readonly string[], message: string, trailers: Record<string, string>, options: { amend?: boolean; noVerify?: boolean } = {}): Promise<string | undefined> {
+    if (paths.length === 0) return undefined;
+    const list = await this.gitPath('RALPH_COMMIT_PATHS');
+    if (!list) throw new RalphError(`git could not name a file in the git directory of ${this.cwd}`);
+    writeFileSync(list, `${paths.join('\0')}\0`);
+    const from = [`--pathspec-from-file=${list}`, '--pathspec-file-nul'];
     try {
-      const result = await this.git.commit(`${message}\n\n${body}\n`);
-      if (!result.commit) return undefined;
-      commit = result.commit;
-    } catch (error) {
-      throw new RalphError(`git commit failed: ${(error as Error).message.split('\n')[0]}`, {
-        hint: "set a git identity (git config user.name / user.email) or pass --no-commit",
-      });
+      await this.raw(['--literal-pathspecs', 'add', '-A', '--verbose', ...from]);
+      const text = options.amend ? ['--amend', '--no-edit'] : ['-m', `${message}\n\n${Object.entries(trailers).map(([key, value]) => `${key}: ${value}`).join('\n')}\n`];
+      // core.abbrev=40: git names the new commit in full, so no rev-parse is needed (as simple-git's commit()).
+      const result = await this.attempt(['-c', 'core.abbrev=40', '--literal-pathspecs', 'commit', '--only', ...(options.noVerify ? ['--no-verify'] : []), ...text, ...from]);
+      const made = /^\[\S+(?: \([^)]+\))? ([0-9a-f]+)\]/m.exec(result.output)?.[1];
+      if (!made) {
+        // Nothing to commit is not a failure (git exits 1 saying so on stdout, which simple-git calls success).
+        if (result.ok || /nothing (added )?to commit|no changes added to commit/.test(result.output)) return undefined;
+        throw new RalphError(`git commit failed: ${result.output.trim().split('\n').slice(0, 3).join(' ')}`, { hint: 'set a git identity (git config user.name / user.email) or pass --no-commit' });
+      }
+      return /^[0-9a-f]{40}$/.test(made) && (await this.usesSha1()) ? made : this.head();
+    } finally {
+      rmSync(list, { force: true });
     }
-    // git prints the new commit's id in full (core.abbrev=40): no rev-parse needed, except in a SHA-256
-    // repository, whose ids are longer.
-    return /^[0-9a-f]{40}$/.test(commit) && (await this.usesSha1()) ? commit : this.head();
   }
 
   /** Asks now, in parallel, what every commit needs and is asked once: the object format, the commit hooks. */
@@ -199,6 +199,12 @@ export class Git {
   /** Whether anything is staged (simple-git reads a silent non-zero exit as success: ask for names). */
   async hasStaged(): Promise<boolean> {
     return (await this.raw(['diff', '--cached', '--name-only'])).trim() !== '';
+  }
+
+  /** Whether HEAD is a commit made since `base` (not reachable from it) that no remote-tracking branch holds yet. */
+  async madeSince(base: string): Promise<boolean> {
+    const [fresh, published] = await Promise.all([this.attempt(['rev-list', '--max-count=1', `${base}..HEAD`]), this.attempt(['for-each-ref', '--count=1', '--contains', 'HEAD', '--format=%(refname)', 'refs/remotes/'])]);
+    return fresh.ok && fresh.output.trim() !== '' && published.ok && published.output.trim() === '';
   }
 
   /** Whether `commit` is reachable from `from` (ancestor or the same commit). */

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import type { Agent } from '../agents/types.ts';
 import { finalAnswer } from '../agents/transcript.ts';
+import { describeLeftOut, type CommitGuard } from '../commit-set.ts';
 import { claimsCompletion } from '../completion.ts';
 import type { Config } from '../config.ts';
 import { decideOutcome, tasksFinished } from '../decide.ts';
@@ -39,6 +40,8 @@ export interface IterationContext {
   review?: Reviewer;
   /** Replaces secrets in the agent's output and in what the source records and ralph commits. */
   redactor?: Redactor;
+  /** What ralph's commits may hold; remembers which left-out paths were already named. */
+  guard?: CommitGuard;
 }
 
 export interface IterationOutput {
@@ -169,6 +172,14 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     if (left) leftBehind.set(workspace, left);
   }
   record.commit = landed.commit;
+  // The user's own paths are left out of every commit (said once, at the start): named again only when the
+  // agent changed one this time. Secrets and private files are named in the record each time, warned once.
+  const leftOut = (landed.leftOut ?? []).filter((item) => item.why.kind !== 'user' || work.files.includes(item.path));
+  if (leftOut.length > 0) {
+    record.leftOut = leftOut.map(describeLeftOut);
+    const fresh = leftOut.filter((item) => item.why.kind === 'user' || ctx.guard?.firstMention(item) !== false);
+    if (fresh.length > 0) bus.emit({ type: 'warning', message: `iteration ${info.iteration}: not committed by ralph: ${fresh.map(describeLeftOut).join('; ')}` });
+  }
   if (landed.kept) record.kept = landed.kept;
   if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;
   if (landed.conflict) {

@@ -1,5 +1,6 @@
 // Where an iteration runs, and how its result becomes part of the feature: in the repository itself (one
 // agent), or in a worker's worktree whose commits ralph merges back (several agents).
+import type { LeftOut } from '../commit-set.ts';
 import type { Git } from '../git.ts';
 import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
@@ -25,6 +26,14 @@ export interface Landed {
   reason?: string;
   /** Time spent merging back (replay, fast-forward, state commit), waiting for the merge lock excluded. */
   mergeMs?: number;
+  /** Changed paths ralph did not commit (the user's own, secrets, private keys), with why. */
+  leftOut?: LeftOut[];
+}
+
+/** What one of ralph's commits made, and what it left out. */
+export interface Committed {
+  commit?: string;
+  leftOut: LeftOut[];
 }
 
 export interface Workspace {
@@ -45,8 +54,10 @@ export interface InPlaceOptions {
   root: string;
   git: Git;
   source: TaskSource;
-  /** Commits a passing iteration's work (commit policy on); undefined when nothing changed. */
-  commit?: (task: Task, iteration: number) => Promise<string | undefined>;
+  /** Commits a passing iteration's work (commit policy on). */
+  commit?: (task: Task, iteration: number) => Promise<Committed>;
+  /** Amends the source's state into the agent's own commit (the agent commits, ralph does not). */
+  amendState?: () => Promise<Committed>;
 }
 
 /** The agent works in the repository: the source records there, and ralph commits when its policy says so. */
@@ -61,13 +72,18 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
       await source.settle?.(result, info);
       // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
       let commit: string | undefined;
+      let leftOut: LeftOut[] = [];
       if (options.commit && result.kind === 'pass') {
-        commit = await options.commit(task, info.iteration);
+        ({ commit, leftOut } = await options.commit(task, info.iteration));
         if (commit) await source.recordCommit?.(info.iteration, commit, head);
+      } else if (options.amendState && head && info.head && head !== info.head && (await options.git.madeSince(info.head))) {
+        // The agent committed its work (beads' /sp:next, Spec Kit stories): the task state it just changed
+        // joins that commit, so the tree stays clean; never a commit that is already on a remote.
+        ({ commit, leftOut } = await options.amendState());
       }
-      // The agent may commit its own work (beads' /sp:next, Spec Kit stories): report the new HEAD.
+      // The agent may commit its own work: report the new HEAD.
       if (!commit && head && head !== info.head) commit = head;
-      return { commit, head: commit ?? head };
+      return { commit, head: commit ?? head, ...(leftOut.length > 0 ? { leftOut } : {}) };
     },
   };
 }

@@ -47,6 +47,14 @@ export class Redactor {
     return [...new Set(this.plan.literals.map((literal) => literal.name))].sort();
   }
 
+  /** The variables whose values occur in `bytes` (never the values; token shapes alone do not count). */
+  secretNamesIn(bytes: Buffer): string[] {
+    if (!this.enabled || this.plan.literals.length === 0) return [];
+    const names = new Set<string>();
+    for (const { name, bytes: value } of this.plan.literals) if (!names.has(name) && bytes.includes(value)) names.add(name);
+    return [...names].sort();
+  }
+
   /** One string with every secret replaced. */
   text(text: string): string {
     if (!this.enabled || text.length === 0) return text;

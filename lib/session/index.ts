@@ -8,6 +8,7 @@ import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
+import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../commit-set.ts';
 import { inspectLock, type HeldLock } from '../lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
@@ -84,9 +85,10 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
     const notifying = ((config.extra.get('notify') as string[] | undefined) ?? []).length > 0 ? await import('../notify/index.ts') : undefined;
     const notify = notifying?.notifySettings(config);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
-    if (source.name === 'speckit' && (await prepared.git.isDirty().catch(() => false))) {
-      warn('git has uncommitted changes: the agent will start from them and may commit them with its story');
-    }
+    // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
+    const startState = await prepared.git.state();
+    const guard = new CommitGuard(new Set(startState.changed.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
+    for (const note of startNotes(startState.changed, source.workers.stateFiles(), prepared.commitMode)) warn(note);
 
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
@@ -123,7 +125,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       if (orphan) warn(orphan);
       for (const message of await source.recover()) warn(message);
       // Worktrees a killed parallel run left: unmerged work to kept branches, the rest removed.
-      for (const message of await new Worktrees(root).sweep(sessionId, source.workers.stateFiles())) warn(message);
+      for (const message of await new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles())) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);
       ensurePrivateDir(logDir);
       // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
@@ -137,7 +139,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       if (config.extra.get('isolate') === true && !prepared.agent.isolation) {
         warn(`--isolate: the ${prepared.agent.name} CLI has no way to start without the user's own configuration; it runs as usual`);
       }
-      const commitOn = (config.extra.get('commit') as boolean | undefined) ?? source.commitByDefault ?? false;
+      const commitOn = prepared.commitMode === 'ralph';
       const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commitOn) await git.warmUp();
@@ -147,8 +149,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
         // The gates run in the same sandbox as the agent, in the folder it worked in.
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
         commit: commitOn && config.parallel === 1
-          ? (task: Task, iteration: number) => git.commitAll(redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) })
+          ? (task: Task, iteration: number) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) })
           : undefined,
+        // The agent commits its own work: ralph's record of the iteration goes into that commit.
+        amendState: prepared.commitMode === 'agent' ? (() => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true })) : undefined,
+        guard,
         root,
         config,
         deps,
@@ -167,6 +172,15 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
         redactor,
         wrap,
       });
+      // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit.
+      if (commitOn) {
+        try {
+          const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
+          if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
+        } catch (error) {
+          warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
+        }
+      }
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd });
       finished = true;
     } finally {

@@ -14,7 +14,8 @@ import type { GateResult } from '../gates.ts';
 import type { Git } from '../git.ts';
 import { runIteration, type IterationOutput } from '../iteration/index.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
-import { inPlaceWorkspace, type Workspace } from '../iteration/workspace.ts';
+import { inPlaceWorkspace, type Committed, type Workspace } from '../iteration/workspace.ts';
+import type { CommitGuard } from '../commit-set.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { CommandWrap } from '../iteration/agent-run.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
@@ -43,7 +44,11 @@ export interface LoopContext {
   /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** Commits a passing iteration's work in the repository (commit policy on, one worker). */
-  commit?: (task: Task, iteration: number) => Promise<string | undefined>;
+  commit?: (task: Task, iteration: number) => Promise<Committed>;
+  /** Amends the source's state into the agent's own commit of an iteration (the agent commits, ralph does not). */
+  amendState?: () => Promise<Committed>;
+  /** What ralph's commits may hold: never the user's own changes from before the run, nor a secret. */
+  guard?: CommitGuard;
   /** The records so far, kept by the caller so an interruption can still report them. */
   records: IterationRecord[];
   /** The no-progress breaker's limits (./breaker.ts). */
@@ -101,8 +106,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     records: ctx.records,
   });
 
-  const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit }) : undefined;
-  const worktrees = single ? undefined : new Worktrees(ctx.root);
+  const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit, amendState: ctx.amendState }) : undefined;
+  const worktrees = single ? undefined : new Worktrees(ctx.root, ctx.guard);
   // HEAD as the next iteration starts: read once, then carried from each iteration's end (one worker) or
   // published by each merge (several).
   let head = await ctx.git.head();
@@ -118,7 +123,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const base = await ctx.git.head();
       if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
-      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock: several!.lock, sessionId: ctx.sessionId });
+      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock: several!.lock, sessionId: ctx.sessionId, guard: ctx.guard });
       workers.set(slot, worker);
     }
     return worker;

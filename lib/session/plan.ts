@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isolationArgs } from '../agents/isolation.ts';
 import type { Deps } from '../deps.ts';
+import { startNotes, type CommitMode } from '../commit-set.ts';
 import type { LockState } from '../lock.ts';
 import type { Prepared } from './prepare.ts';
 import type { BreakerLimits } from './breaker.ts';
@@ -13,6 +14,8 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   const problems = [...prepared.problems];
   out.push(`ralph dry run in ${root}${prepared.branch ? ` on branch ${prepared.branch}` : ' (detached HEAD)'}`);
   out.push(`source: ${source.name}, ${source.describe()}`);
+  const commitNotes = prepared.problems.length === 0 ? startNotes((await prepared.git.state().catch(() => ({ changed: [] }))).changed, source.workers.stateFiles(), prepared.commitMode) : [];
+  out.push(`commits: ${COMMIT_MODES[prepared.commitMode]}`, ...commitNotes.map((note) => `note: ${note}`));
   let ready: Array<{ id: string; title: string }> = [];
   let remaining = 0;
   let prompt: string | undefined;
@@ -80,12 +83,18 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }
   return problems.length === 0 ? 0 : 1;
 }
+
+const COMMIT_MODES: Record<CommitMode, string> = {
+  ralph: "ralph commits each passing iteration: what it changed, never your own uncommitted changes, a file holding a secret, an environment file or a private key",
+  agent: 'the agent commits its own work (ralph adds its task state to those commits; --commit makes ralph commit each passing iteration)',
+  off: 'none (--no-commit): the work stays uncommitted',
+};
 
 /** `stop after 5 iterations in a row without progress, or 10 in a row on one task` (0 = off). */
 export function describeBreaker(limits: BreakerLimits): string {

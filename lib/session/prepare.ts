@@ -1,5 +1,6 @@
 // Preparing a run: config, source, agent and every prerequisite, checked before anything changes.
 import { getAgent } from '../agents/index.ts';
+import type { CommitMode } from '../commit-set.ts';
 import type { Agent } from '../agents/types.ts';
 import type { OptionValue } from '../config/values.ts';
 import { readConfigFile, resolveConfig, type Config } from '../config.ts';
@@ -32,6 +33,8 @@ export interface Prepared {
   breaker: BreakerLimits;
   /** --sandbox bwrap, once every check of it passed. */
   sandbox?: Sandbox;
+  /** Who commits: ralph (each passing iteration), the agent (ralph amends its task state into those commits), or nobody. */
+  commitMode: CommitMode;
 }
 
 /** What the command line gave: option values by name and the arguments after `--`. */
@@ -82,7 +85,8 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const breaker = { noProgress: limit('max-no-progress', DEFAULT_BREAKER.noProgress), taskIterations: limit('max-task-iterations', DEFAULT_BREAKER.taskIterations) };
   // The sandbox's modules load only when --sandbox (or the setting) is given.
   const sandbox = config.extra.has('sandbox') ? await prepareSandbox(config, { root, agent, deps, problems }) : undefined;
-  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox };
+  const commitMode: CommitMode = commitOn ? 'ralph' : commitOption === false ? 'off' : 'agent';
+  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode };
 }
 
 /** The reviewer --review names, its CLI checked like the worker's; problems are added to `problems`. */

@@ -1,7 +1,9 @@
 // A worker's workspace: its own worktree, reset to the feature branch before each task. A passing
 // iteration's commits are replayed onto the feature branch under the merge lock, then ralph records the
 // task in the main worktree's state files and commits them with the work; anything else is kept on a branch.
+import { isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
 import { RalphError } from '../errors.ts';
+import { matchesAny } from '../iteration/work-state.ts';
 import type { Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { TaskSource } from '../sources/types.ts';
@@ -16,6 +18,8 @@ export interface WorkerOptions {
   source: TaskSource;
   lock: MergeLock;
   sessionId: string;
+  /** What ralph's commits may hold (no secrets, no private keys); the worktree itself holds no user changes. */
+  guard?: CommitGuard;
 }
 
 export interface WorkerWorkspace extends Workspace {
@@ -47,14 +51,19 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   const stateFiles = (): string[] => source.workers.stateFiles();
   let currentTask = `w${tree.worker}`;
 
+  const guard = options.guard?.forWorktree();
+  /** What the worktree held but no commit of ralph's took, once copied out of it (it is emptied after each task). */
+  let leftOut: LeftOut[] = [];
+  let saved: string | undefined;
+
   /** ralph's commit of what the agent left uncommitted, without the state files; the commit, if it made one. */
-  const commitLeftovers = async (message: string, extra: Record<string, string>): Promise<string | undefined> => {
-    await tree.git.raw(['add', '-A', '--verbose']);
+  const commitLeftovers = async (message: string, extra: Record<string, string>, iteration: number): Promise<string | undefined> => {
     const state = stateFiles();
-    if (state.length > 0) await tree.git.raw(['reset', 'HEAD', '--', ...state]);
-    if (!(await tree.git.hasStaged())) return undefined;
-    await tree.git.raw(['commit', '--no-verify', '-m', commitText(message, extra)]);
-    return tree.git.head();
+    const dirty = (await tree.git.state()).changed.filter((file) => !isRalphFile(file) && !matchesAny(file, state));
+    const set = guard ? guard.decide(tree.dir, dirty) : { paths: dirty, leftOut: [] };
+    leftOut = set.leftOut;
+    saved = keepLeftOutFiles(options.worktrees.root, tree.dir, leftOut, `${options.sessionId}/w${tree.worker}-i${iteration}`);
+    return tree.git.commitPaths(set.paths, message, extra, { noVerify: true });
   };
 
   /**
@@ -72,9 +81,21 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   /** Keeps the worktree's unmerged work on a branch, then empties the worktree back to its base. */
   const keep = async (iteration: number | string): Promise<string | undefined> => {
     const kept = await worktrees.keep(tree, { session: options.sessionId, task: currentTask, iteration }, stateFiles());
+    if (kept.leftOut.length > 0) {
+      leftOut = kept.leftOut;
+      saved = kept.saved;
+    }
     // Once it is safe on its branch, the work must not be found (and kept) a second time.
-    if (kept && tree.base) await worktrees.reset(tree, tree.base, stateFiles());
-    return kept;
+    if (kept.branch && tree.base) await worktrees.reset(tree, tree.base, stateFiles());
+    return kept.branch;
+  };
+
+  /** The left-out files of this task, with where they were copied to; read once. */
+  const takeLeftOut = (): LeftOut[] => {
+    const taken = saved ? leftOut.map((item) => ({ ...item, savedTo: saved })) : leftOut;
+    leftOut = [];
+    saved = undefined;
+    return taken;
   };
 
   /**
@@ -115,10 +136,12 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     await source.workers.markDone(result.tasksDone);
     await source.settle?.(result, info);
     // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-    const changed = await main.changedUnder(stateFiles());
+    const state = options.guard ? options.guard.decide(main.cwd, await main.changedUnder(stateFiles())) : { paths: await main.changedUnder(stateFiles()), leftOut: [] };
+    const changed = state.paths;
+    leftOut.push(...state.leftOut);
     const amend = own !== undefined && !('conflict' in replay) && replay.commits > 0;
     if (changed.length > 0) {
-      await main.raw(['add', '-A', '--verbose', '--', ...changed]);
+      await main.raw(['--literal-pathspecs', 'add', '-A', '--verbose', '--', ...changed]);
       if (amend) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
       else await main.raw(['commit', '--no-verify', '-m', commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker))]);
     }
@@ -150,7 +173,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       const { task, info, result } = landing;
       if (result.kind === 'pass') {
         const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
-        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker));
+        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker), info.iteration);
         const early = await rebaseEarly(own, agentCommitted);
         const landed = await lock.run(async () => {
           const started = Date.now();
@@ -160,11 +183,11 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         // sweep after a kill -9). Its own worktree: done after the merge lock is released, so the next
         // worker's merge does not wait for it (a kill in between at worst keeps a copy on a branch).
         if (!landed.conflict && tree.base) await tree.git.raw(['reset', '--hard', tree.base]);
-        return landed;
+        return { ...landed, leftOut: takeLeftOut() };
       }
       const kept = await keep(info.iteration);
       await lock.run(async () => source.settle?.(result, info));
-      return { kept, head: tree.base };
+      return { kept, head: tree.base, leftOut: takeLeftOut() };
     },
   };
 }

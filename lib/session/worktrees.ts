@@ -3,6 +3,7 @@
 // not merged (a failed or interrupted iteration, a conflict) is kept on a `ralph-kept/…` branch, never lost.
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
+import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
 import { excludeFromGit, Git } from '../git.ts';
 
 export const WORKTREES_DIR = path.join('.ralph', 'worktrees');
@@ -10,6 +11,13 @@ export const WORKER_BRANCH_PREFIX = 'ralph-worker/';
 export const KEPT_BRANCH_PREFIX = 'ralph-kept/';
 /** Untracked folders a worktree borrows from the repository by symlink, so gates and agents can run. */
 const SHARED_DIRS = ['node_modules'];
+
+/** What keep() did: the branch holding the work, and the files it would not commit (copied to `saved`). */
+export interface Kept {
+  branch?: string;
+  leftOut: LeftOut[];
+  saved?: string;
+}
 
 export interface Worktree {
   worker: number;
@@ -32,9 +40,10 @@ function safeName(text: string): string {
 export class Worktrees {
   private readonly main: Git;
 
+  /** `guard`: what a kept branch may hold (no secrets, no private keys); without one, everything. */
   constructor(
     readonly root: string,
-    private readonly identityTrailers: Record<string, string> = {},
+    private readonly guard?: CommitGuard,
   ) {
     this.main = new Git(root);
   }
@@ -114,20 +123,23 @@ export class Worktrees {
    * Keeps what the worktree holds beyond its base (commits, and uncommitted changes as one WIP commit) on a
    * `ralph-kept/<session>/<task>-i<iteration>` branch; the branch name, or undefined when there was nothing.
    */
-  async keep(tree: Worktree, label: { session: string; task: string; iteration: number | string }, stateFiles: readonly string[]): Promise<string | undefined> {
+  async keep(tree: Worktree, label: { session: string; task: string; iteration: number | string }, stateFiles: readonly string[]): Promise<Kept> {
     const dirty = (await tree.git.changedSince(undefined)).files.filter((file) => !isUnder(file, stateFiles) && !SHARED_DIRS.includes(file));
+    let leftOut: LeftOut[] = [];
     if (dirty.length > 0) {
-      await tree.git.raw(['add', '-A', '--verbose', '--', '.', ...stateFiles.map((file) => `:(exclude)${file}`)]);
+      const set = this.guard ? this.guard.forWorktree().decide(tree.dir, dirty) : { paths: dirty, leftOut: [] };
+      leftOut = set.leftOut;
       const message = `ralph: work in progress on ${label.task} (iteration ${label.iteration}, not merged)`;
-      await tree.git.raw(['commit', '--no-verify', '-m', commitText(message, { ...this.identityTrailers, 'Ralph-Task': label.task })]);
+      await tree.git.commitPaths(set.paths, message, { 'Ralph-Task': label.task }, { noVerify: true });
     }
+    const saved = keepLeftOutFiles(this.root, tree.dir, leftOut, `${safeName(label.session)}/${safeName(label.task)}-i${label.iteration}`);
     const head = await tree.git.head();
-    if (!head || head === tree.base) return undefined;
+    if (!head || head === tree.base) return { leftOut, saved };
     // Work the feature branch already holds is not worth a branch of its own.
-    if (await tree.git.contains(`refs/heads/${await this.featureBranchName()}`, head)) return undefined;
+    if (await tree.git.contains(`refs/heads/${await this.featureBranchName()}`, head)) return { leftOut, saved };
     const name = `${KEPT_BRANCH_PREFIX}${safeName(label.session)}/${safeName(label.task)}-i${label.iteration}`;
     await this.main.raw(['branch', '-f', name, head]);
-    return name;
+    return { branch: name, leftOut, saved };
   }
 
   private feature: string | undefined;
@@ -173,7 +185,8 @@ export class Worktrees {
       try {
         if (existsSync(path.join(dir, '.git'))) {
           const kept = await this.keep(tree, { session, task: `w${worker}-leftover`, iteration: 'x' }, stateFiles);
-          if (kept) messages.push(`a killed run left unmerged work in worktree ${name}: kept on branch ${kept}`);
+          if (kept.branch) messages.push(`a killed run left unmerged work in worktree ${name}: kept on branch ${kept.branch}`);
+          if (kept.saved) messages.push(`not committed: ${kept.leftOut.map(describeLeftOut).join('; ')}: copied to ${kept.saved}`);
         }
       } catch (error) {
         messages.push(`could not keep the work left in ${dir}: ${(error as Error).message}; the worktree is left in place`);

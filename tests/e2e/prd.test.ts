@@ -29,7 +29,12 @@ describe('PRD mode, end to end', () => {
     const records = prdHistory(sandbox);
     expect(records.map((record) => record.iterationNumber)).toEqual([1, 2]);
     expect(records[0]).toMatchObject({ completionStatus: 'completed', tasksCompleted: ['US-001'], failedCount: 0, agent: 'claude' });
-    expect(records[0]!.commit).toMatch(/^[0-9a-f]{40}$/);
+    // The record is part of its iteration's commit, so it cannot name it: the commit's trailer points back.
+    expect(records[0]!.commit).toBeNull();
+    const first = gitLog(sandbox, '%H%x1f%(trailers:key=Ralph-Iteration,valueonly)%x1e').split('\x1e').map((entry) => entry.trim().split('\x1f')).find(([, iteration]) => iteration === '1')![0]!;
+    expect(execFileSync('git', ['show', '--name-only', '--format=', first], { cwd: sandbox.repo, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual(['.rulebook-ralph/history/iteration-1.json', 'app.txt', 'prd.json', 'progress.txt']);
+    // Nothing of ralph's is left uncommitted after a run that ends 0.
+    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: sandbox.repo, encoding: 'utf8' })).toBe('');
     expect(records[0]!.learnings).toContain('keep app.txt sorted');
     expect(readFileSync(path.join(sandbox.repo, 'progress.txt'), 'utf8')).toContain('US-001');
     // The prompt carried the PRD path, the task and the last commits.
@@ -44,7 +49,13 @@ describe('PRD mode, end to end', () => {
     const result = await runRalph(sandbox, ['--max-iterations', '1', '--json', ...FAST]);
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ failedCount: 1, completedCount: 0 });
-    expect(gitLog(sandbox, '%H')).toBe(before);
+    // The failed work is not committed; the task state (blocked, the history, the progress entry) is, in
+    // one commit of its own at the end of the run, so nothing of ralph's is left uncommitted.
+    const added = gitLog(sandbox, '%H').split('\n').filter(Boolean).filter((sha) => !before.includes(sha));
+    expect(added).toHaveLength(1);
+    expect(gitLog(sandbox, '%s').split('\n')[0]).toMatch(/^ralph: task state at the end of session \d{8}-/);
+    expect(execFileSync('git', ['show', '--name-only', '--format=', added[0]!], { cwd: sandbox.repo, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual(['.rulebook-ralph/history/iteration-1.json', 'prd.json', 'progress.txt']);
+    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: sandbox.repo, encoding: 'utf8' })).toBe('?? app.txt\n');
     expect(prdHistory(sandbox)[0]).toMatchObject({ completionStatus: 'failed', failedCount: 1 });
     const progress = readFileSync(path.join(sandbox.repo, 'progress.txt'), 'utf8');
     expect(progress).toMatch(/3 tests failed/);

@@ -11,7 +11,8 @@
 //   stderr: text for stderr;  exit: exit code (default 0);  delayMs: pause between lines
 //   run: commands to execute first, without a shell, e.g. [["bd","close","x.1","--reason","done","--json"]]
 //   edit: [{ file, from, to }] string replacements in files (relative to cwd), e.g. ticking a checkbox
-//   write: { "path": "content" } files to write (relative to cwd)
+//   write: { "path": "content" } files to write (relative to cwd, folders made as needed)
+//   after: commands executed after the edits and writes, without a shell (the agent's own git commit)
 //   hang: true → after the output, sleep until killed;  ignoreTerm: true → ignore SIGTERM
 //   grandchild: true → start a grandchild that ignores SIGTERM and sleeps; its pid goes to FAKE_AGENT_PIDS
 //   marker: a line printed on stderr once the step started (tests wait for it before signalling)
@@ -101,7 +102,17 @@ for (const change of step.edit ?? []) {
   const text = readFileSync(file, 'utf8');
   writeFileSync(file, text.replace(change.from, change.to));
 }
-for (const [file, content] of Object.entries(step.write ?? {})) writeFileSync(path.resolve(file), content);
+for (const [file, content] of Object.entries(step.write ?? {})) {
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  writeFileSync(path.resolve(file), content);
+}
+for (const command of step.after ?? []) {
+  try {
+    execFileSync(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'inherit'] });
+  } catch (error) {
+    process.stderr.write(`fake-agent: ${command.join(' ')} failed: ${error.message}\n`);
+  }
+}
 if (step.probe) {
   const seen = {};
   for (const file of step.probe.write ?? []) {

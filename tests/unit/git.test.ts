@@ -17,7 +17,8 @@ describe('parseStatusV2', () => {
       '? notes/new.md',
       '',
     ].join('\0');
-    expect(parseStatusV2(output)).toEqual({ head: '1111111111111111111111111111111111111111', changed: ['src/a file.ts', 'new.ts', 'conflict.ts', 'notes/new.md'] });
+    // A rename lists both paths: the old one is gone, and a commit of the new one alone would keep it.
+    expect(parseStatusV2(output)).toEqual({ head: '1111111111111111111111111111111111111111', changed: ['src/a file.ts', 'new.ts', 'old.ts', 'conflict.ts', 'notes/new.md'] });
   });
 
   it('has no head before the first commit', () => {
@@ -50,17 +51,35 @@ describe('Git against a real repository', () => {
     expect(changes.head).toBe(await git.head());
   });
 
-  it('commits everything and gives the new commit in full, without asking git for HEAD again', async () => {
+  it('commits exactly the paths it is given, in full, and leaves what the user changed or staged alone', async () => {
     const dir = repo();
     const git = new Git(dir);
     writeFileSync(path.join(dir, 'b.txt'), 'b\n');
+    writeFileSync(path.join(dir, 'glob*.txt'), 'literal name\n');
+    writeFileSync(path.join(dir, 'globby.txt'), 'not named\n');
+    writeFileSync(path.join(dir, 'user.txt'), 'the user\'s\n');
+    writeFileSync(path.join(dir, 'a.txt'), 'staged by the user\n');
+    execFileSync('git', ['add', 'a.txt'], { cwd: dir });
     const previous = process.env;
     process.env = env;
     try {
-      const commit = await git.commitAll('work', { 'Ralph-Iteration': '1' });
+      const commit = await git.commitPaths(['b.txt', 'glob*.txt'], 'work', { 'Ralph-Iteration': '1' });
       expect(commit).toMatch(/^[0-9a-f]{40}$/);
       expect(commit).toBe(await git.head());
-      expect(await git.commitAll('nothing', {})).toBeUndefined();
+      const shown = execFileSync('git', ['show', '--name-only', '--format=%B', 'HEAD'], { cwd: dir, encoding: 'utf8' });
+      expect(shown).toContain('Ralph-Iteration: 1');
+      expect(shown.trim().split('\n').slice(-2).sort()).toEqual(['b.txt', 'glob*.txt']);
+      // The user's staged change stays staged, their new files untracked.
+      expect(execFileSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual(['?? globby.txt', '?? user.txt', 'M  a.txt']);
+      expect(await git.commitPaths(['b.txt'], 'nothing', {})).toBeUndefined();
+      expect(await git.commitPaths([], 'nothing', {})).toBeUndefined();
+      // A deletion, and an amend that folds a path into HEAD.
+      execFileSync('rm', [path.join(dir, 'b.txt')]);
+      writeFileSync(path.join(dir, 'c.txt'), 'c\n');
+      const deleted = await git.commitPaths(['b.txt'], 'delete', {});
+      const amended = await git.commitPaths(['c.txt'], '', {}, { amend: true });
+      expect(amended).not.toBe(deleted);
+      expect(execFileSync('git', ['show', '--name-status', '--format=%s', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim().split('\n').filter(Boolean)).toEqual(['delete', 'D\tb.txt', 'A\tc.txt']);
     } finally {
       process.env = previous;
     }

@@ -85,18 +85,23 @@ export function lastHistoryIteration(root: string): number {
   return recordNumbers(root).at(-1) ?? 0;
 }
 
+/** One iteration's record, or undefined when it is missing or unreadable. */
+export function readHistoryRecord(root: string, iteration: number): HistoryRecord | undefined {
+  try {
+    const data: unknown = JSON.parse(readFileSync(historyFile(root, iteration), 'utf8'));
+    return typeof data === 'object' && data !== null && typeof (data as HistoryRecord).iterationNumber === 'number' ? (data as HistoryRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every readable record, oldest first; unreadable or foreign files are skipped. */
 export function readHistory(root: string): HistoryRecord[] {
   const records: HistoryRecord[] = [];
+  // A record cut short by a crash must not stop a resume.
   for (const number of recordNumbers(root)) {
-    try {
-      const data: unknown = JSON.parse(readFileSync(historyFile(root, number), 'utf8'));
-      if (typeof data === 'object' && data !== null && typeof (data as HistoryRecord).iterationNumber === 'number') {
-        records.push(data as HistoryRecord);
-      }
-    } catch {
-      // a record cut short by a crash must not stop a resume
-    }
+    const record = readHistoryRecord(root, number);
+    if (record) records.push(record);
   }
   return records;
 }

@@ -1,12 +1,12 @@
 // The prd.json task source: picks the highest-priority open task, marks it in_iteration while the agent
 // works, and records the verdict in prd.json, history/iteration-N.json and progress.txt.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';
 import { resolveGates } from '../../gates.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
-import { historyFile, lastHistoryIteration, writeHistoryRecord, type HistoryRecord } from './history.ts';
+import { lastHistoryIteration, readHistoryRecord } from './history.ts';
 import { detectPrd, PRD_CANDIDATES } from './locate.ts';
 import { decidePrdOutcome } from './outcome.ts';
 import { appendProgressEntry, lastLoggedIteration, PRD_ENTRY_HEADING, progressContext, progressHeader, progressPath, readProgress, type ProgressEntry } from './progress.ts';
@@ -93,15 +93,13 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       });
     },
 
+    // The history record is part of the commit it would name, so it names none: the commit's
+    // Ralph-Iteration trailer points back to it. Only the cached log learns the new commit.
     async recordCommit(iteration: number, commit: string, parent?: string) {
-      const file = historyFile(root, iteration);
-      if (!existsSync(file)) return;
-      const record = JSON.parse(readFileSync(file, 'utf8')) as HistoryRecord;
-      // Only the commit's id is new, and git keeps it (the commit's Ralph-Iteration trailer): no fsync.
-      writeHistoryRecord(root, { ...record, commit }, { durable: false });
       // ralph made this commit on top of the cached HEAD: extend the cached log instead of asking git again.
       if (commitsAt && parent !== undefined && commitsAt.head === parent) {
-        commitsAt = { head: commit, lines: [`${commit.slice(0, 7)} ralph: ${record.taskId ?? ''} ${record.taskTitle ?? ''}`.trim(), ...commitsAt.lines].slice(0, 20) };
+        const record = readHistoryRecord(root, iteration);
+        commitsAt = { head: commit, lines: [`${commit.slice(0, 7)} ralph: ${record?.taskId ?? ''} ${record?.taskTitle ?? ''}`.trim(), ...commitsAt.lines].slice(0, 20) };
       }
     },
     defaultMaxIterations: PRD_DEFAULT_MAX_ITERATIONS,
