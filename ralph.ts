@@ -18,5 +18,14 @@ for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 process.on('exit', runForcedExitCleanups);
+// Last resort (a bug: an error no code path caught): one line, the agents stopped, the lock dropped, exit 1.
+for (const name of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(name, (error: unknown) => {
+    process.stderr.write(`ralph: unexpected error: ${error instanceof Error ? error.message : String(error)}\n  hint: this is a bug in ralph: please report it (RALPH_DEBUG=1 shows the stack)\n`);
+    if (process.env.RALPH_DEBUG === '1' && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+    runForcedExitCleanups();
+    process.exit(1);
+  });
+}
 
 process.exitCode = await main(process.argv.slice(2), controller.signal);

@@ -87,6 +87,8 @@ export interface RunSummary {
   success?: boolean;
   completedCount?: number;
   failedCount?: number;
+  /** Each check that kept the run from starting, in full (a run that could not start). */
+  problems?: string[];
 }
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */
@@ -114,6 +116,8 @@ export interface EventSink {
   emit(event: RunEvent, at: number): void;
   /** Flushes and closes; called once at the end. */
   close?(): Promise<void> | void;
+  /** The run's state on disk (status.json, events.jsonl): when it cannot be written, the run must end. */
+  readonly essential?: boolean;
 }
 
 /**
@@ -123,6 +127,9 @@ export interface EventSink {
  */
 export class EventBus {
   private readonly sinks: EventSink[] = [];
+  /** Told when an essential sink fails (a full disk): the run decides to end; a display's failure is ignored. */
+  onEssentialError?: (error: unknown) => void;
+
   constructor(
     private readonly now: () => number,
     private readonly redactor?: () => Redactor,
@@ -138,14 +145,21 @@ export class EventBus {
     for (const sink of this.sinks) {
       try {
         sink.emit(clean, at);
-      } catch {
-        // a broken display or log must not end an overnight run
+      } catch (error) {
+        // A broken display must not end an overnight run; the run's own state that cannot be written must.
+        if (sink.essential) this.onEssentialError?.(error);
       }
     }
   }
 
   /** Closes the sinks last-added first, so what a late sink says while closing still reaches the earlier ones. */
   async close(): Promise<void> {
-    for (const sink of [...this.sinks].reverse()) await Promise.resolve(sink.close?.()).catch(() => undefined);
+    for (const sink of [...this.sinks].reverse()) {
+      try {
+        await sink.close?.();
+      } catch {
+        // the run is ending: what could not be written is said by the sink's own fallback
+      }
+    }
   }
 }

@@ -25,6 +25,8 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
     renameSync(temp, file);
   } catch (error) {
     rmSync(temp, { force: true });
+    // A failed write() names no path: the file meant is this one.
+    if (error && typeof error === 'object' && !('path' in error && (error as NodeJS.ErrnoException).path)) (error as NodeJS.ErrnoException).path = file;
     throw error;
   }
 }

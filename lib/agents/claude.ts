@@ -89,6 +89,13 @@ export const claude: Agent = {
     leaves: 'user memory (~/.claude/CLAUDE.md), user subagents and commands in ~/.claude/ (not verified against the real CLI)',
   },
   state: { paths: ['.claude', '.claude.json'], env: ['CLAUDE_CONFIG_DIR'] },
+  // Recorded: as uid 0, --dangerously-skip-permissions is refused unless IS_SANDBOX=1 (exit 1, no work done).
+  refuses(command, { uid, env }) {
+    if (uid !== 0 || !command.args.includes('--dangerously-skip-permissions')) return undefined;
+    const sandbox = command.env && 'IS_SANDBOX' in command.env ? command.env.IS_SANDBOX : env.IS_SANDBOX;
+    if (sandbox === '1') return undefined;
+    return 'claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1: run ralph as a normal user, or set IS_SANDBOX=1 where the agent is contained (a container, a VM, --sandbox bwrap)';
+  },
   classify(transcript: Transcript, process: ProcessResult): Classification | undefined {
     // stream-json always ends with a result line; its absence means the CLI crashed or was cut off.
     if (process.exitCode === 0 && !transcript.result && transcript.errors.length === 0 && !/not logged in/i.test(transcript.otherText.join('\n'))) {

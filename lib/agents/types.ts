@@ -103,4 +103,6 @@ export interface Agent {
   readonly isolation?: Isolation;
   /** The CLI's own state (login, sessions), writable under --sandbox bwrap. */
   readonly state?: AgentState;
+  /** What the CLI would refuse at once, before any work (claude skipping permissions as root): a one-line reason. */
+  refuses?(command: Command, context: { uid?: number; env: NodeJS.ProcessEnv }): string | undefined;
 }

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.ts';
-import { COMMANDS, OPTIONS, type CommandName, type OptionSpec } from '../config/options.ts';
+import { COMMAND_FLAGS, COMMAND_POSITIONALS, COMMANDS, OPTIONS, type CommandName, type OptionSpec } from '../config/options.ts';
 import { convertValue, type OptionValue } from '../config/values.ts';
 
 export interface ParsedArgv {
@@ -92,5 +92,29 @@ export function parseArgv(argv: readonly string[]): ParsedArgv {
     }
     positionals.push(arg);
   }
-  return { command: command ?? 'run', flags, positionals, passthrough };
+  const parsed = { command: command ?? 'run', flags, positionals, passthrough };
+  checkCommand(parsed);
+  return parsed;
 }
+
+/** Refuses a flag or a word the command would ignore: `ralph run --watch`, `ralph status --parallel 2`. */
+function checkCommand(parsed: ParsedArgv): void {
+  const { command } = parsed;
+  const own = COMMAND_FLAGS[command];
+  const elsewhere = (name: string): string[] => Object.entries(COMMAND_FLAGS).filter(([, names]) => names.includes(name)).map(([other]) => other);
+  for (const name of parsed.flags.keys()) {
+    if (name === 'help' || name === 'version') continue;
+    const others = elsewhere(name);
+    const read = own ? own.includes(name) : !RUN_IGNORES.has(name);
+    if (read) continue;
+    const where = own === undefined || others.length > 0 ? `it is an option of ${(others.length > 0 ? others : ['run']).map((other) => `'ralph ${other}'`).join(', ')}` : "it is an option of 'ralph run'";
+    throw new UsageError(`--${name} is not an option of 'ralph ${command}': ${where}`, `run 'ralph --help' for the options of each command`);
+  }
+  const words = COMMAND_POSITIONALS[command];
+  if (parsed.positionals.length > (words?.most ?? 0)) {
+    throw new UsageError(`'ralph ${command}' takes ${words ? `at most ${words.most} argument (${words.what})` : 'no arguments'}, got: ${parsed.positionals.join(' ')}`);
+  }
+}
+
+/** Options only other commands read. */
+const RUN_IGNORES = new Set(['watch', 'now', 'port', 'host', 'force']);

@@ -16,11 +16,8 @@ const STOP_NOW_WAIT_MS = 30_000;
 export async function controlCommand(parsed: ParsedArgv, deps: Deps): Promise<number> {
   const root = (await new Git(deps.cwd).root()) ?? deps.cwd;
   const command = parsed.command as 'stop' | 'pause' | 'unpause';
+  // --now with pause or unpause is refused by the parser (lib/cli/argv.ts): only stop reads it.
   const now = parsed.flags.get('now') === true;
-  if (now && command !== 'stop') {
-    deps.stderr.write(`ralph: --now goes with 'ralph stop' only\n`);
-    return 1;
-  }
   const action: ControlAction = now ? 'stop-now' : command;
   const result = requestControl(root, action, { by: `ralph ${command}${now ? ' --now' : ''} (PID ${process.pid})`, now: deps.now() });
   if (result.exitCode !== 0) {

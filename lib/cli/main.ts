@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { realDeps, type Deps } from '../deps.ts';
-import { RalphError } from '../errors.ts';
+import { errorMessage, RalphError } from '../errors.ts';
+import { fileSystemError } from '../fs-errors.ts';
 import { parseArgv, type ParsedArgv } from './argv.ts';
 import { helpText } from './help.ts';
 import { printError } from '../view/print-error.ts';
@@ -17,6 +18,8 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
     parsed = parseArgv(argv);
   } catch (error) {
     printError(deps, error);
+    // --json promises one JSON object on stdout, a command line ralph cannot read included.
+    if (wantsJson(argv, deps.env)) deps.stdout.write(`${JSON.stringify({ status: 'failed', exitCode: 1, success: false, message: errorMessage(error), problems: [errorMessage(error)] })}\n`);
     return 1;
   }
   if (parsed.flags.get('help') === true) {
@@ -49,10 +52,21 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
         throw new RalphError(`'ralph ${parsed.command}' is not available yet`);
     }
   } catch (error) {
-    if (error instanceof RalphError) {
-      printError(deps, error);
-      return error.exitCode;
-    }
-    throw error;
+    // One line, never a stack trace: a file-system error names its path; anything else is a bug of ralph's.
+    const failure = error instanceof RalphError ? error : (fileSystemError(error) ?? new RalphError(`unexpected error: ${errorMessage(error)}`, { hint: 'this is a bug in ralph: please report it' }));
+    printError(deps, failure);
+    return failure.exitCode;
   }
+}
+
+/** Whether --json was asked for by a command line that could not be parsed (or by RALPH_JSON). */
+function wantsJson(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  let wanted = /^(1|true|yes|on)$/i.test(env.RALPH_JSON ?? '');
+  for (const arg of argv) {
+    if (arg === '--') break;
+    if (arg === '--json') wanted = true;
+    else if (arg === '--no-json') wanted = false;
+    else if (arg.startsWith('--json=')) wanted = /^(1|true|yes|on)$/i.test(arg.slice('--json='.length));
+  }
+  return wanted;
 }

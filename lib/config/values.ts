@@ -1,6 +1,6 @@
 import { UsageError } from '../errors.ts';
 import { parseDuration } from '../duration.ts';
-import type { OptionSpec } from './options.ts';
+import { MAX_DURATION_MS, type OptionSpec } from './options.ts';
 
 export type OptionValue = string | number | boolean | string[];
 
@@ -32,11 +32,21 @@ export function convertValue(spec: OptionSpec, raw: unknown, where: string): Opt
         return fail(spec.kind === 'int' ? 'a whole number' : 'a number');
       }
       if (spec.min !== undefined && value < spec.min) return fail(`a number of at least ${spec.min}`);
+      if (spec.max !== undefined && value > spec.max) return fail(`a number of at most ${spec.max}`);
       return value;
     }
     case 'duration': {
       const value = parseDuration(String(raw));
-      return value ?? fail('a duration such as 250ms, 30s, 5m or 2h');
+      if (value === undefined) return fail('a duration such as 250ms, 30s, 5m or 2h');
+      if (value > MAX_DURATION_MS) return fail('a duration of at most 24d');
+      if (spec.min !== undefined && value < spec.min) return fail(`a duration of at least ${spec.min}ms`);
+      return value;
+    }
+    case 'size': {
+      const value = parseSize(String(raw));
+      if (value === undefined) return fail('a size in bytes such as 65536, 512K, 64M or 1G');
+      if (value !== 0 && spec.min !== undefined && value < spec.min) return fail(`a size of at least ${spec.min} bytes (or 0 for no limit)`);
+      return value;
     }
     case 'string': {
       if (typeof raw !== 'string' && typeof raw !== 'number') return fail('a string');
@@ -50,4 +60,15 @@ export function convertValue(spec: OptionSpec, raw: unknown, where: string): Opt
       return fail('a string or a list of strings');
     }
   }
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
+
+/** `65536`, `512K`, `64M`, `1G` (powers of 1024) into bytes; undefined when malformed. */
+export function parseSize(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = match ? SIZE_UNITS[match[2]!.toLowerCase()] : undefined;
+  if (!match || unit === undefined) return undefined;
+  const value = Math.round(Number(match[1]) * unit);
+  return Number.isSafeInteger(value) ? value : undefined;
 }

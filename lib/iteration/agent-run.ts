@@ -6,10 +6,11 @@ import path from 'node:path';
 import { classifyRun } from '../agents/classify.ts';
 import { isolationArgs } from '../agents/isolation.ts';
 import { newTranscript, record } from '../agents/transcript.ts';
-import type { Agent, AgentRequest, Classification, Transcript } from '../agents/types.ts';
+import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from '../agents/types.ts';
 import type { Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { abortError, RalphError } from '../errors.ts';
+import { fileSystemError } from '../fs-errors.ts';
 import type { EventBus } from '../events.ts';
 import { formatDuration } from '../duration.ts';
 import type { UsageWait } from './usage-wait.ts';
@@ -63,6 +64,12 @@ export interface AgentRun {
   outputTokens: number;
 }
 
+/** Default cap of one agent log file of an iteration (option `log-max-bytes`). */
+export const DEFAULT_LOG_MAX_BYTES = 64 * 1024 * 1024;
+
+/** Agent events ralph's classification reads: their lines stay in a capped log. */
+const DECISIVE = new Set<AgentEvent['kind']>(['init', 'retry', 'rate_limit', 'result', 'error']);
+
 /** Usage-limit waits get a small margin past the announced reset. */
 export function usageWaitMs(resetAt: number, now: number): number {
   const wait = Math.max(0, resetAt - now);
@@ -113,18 +120,25 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           recordAgent(ctx.root, pid);
         },
         redactor: ctx.redactor,
+        logMaxBytes: (config.extra.get('log-max-bytes') as number | undefined) ?? DEFAULT_LOG_MAX_BYTES,
         onLine: (line, stream) => {
           if (stream === 'stderr') {
             record(transcript, { kind: 'other', text: line });
-            return;
+            return false;
           }
+          let decisive = false;
           for (const event of agent.parseLine(line)) {
             record(transcript, event);
             bus.emit({ type: 'agent', iteration, event });
+            if (DECISIVE.has(event.kind)) decisive = true;
           }
+          // The lines ralph's verdict rests on stay in a capped log.
+          return decisive;
         },
       });
       if (pgid !== undefined) clearAgent(ctx.root, pgid);
+      // A log that could not be written (a full disk) ends the run: nothing of the iteration can be kept.
+      if (process.logError) throw fileSystemError(process.logError) ?? new RalphError(`cannot write the agent's log: ${process.logError.message}`);
       costUsd += transcript.costUsd;
       inputTokens += transcript.inputTokens;
       outputTokens += transcript.outputTokens;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Redactor } from '../redact/index.ts';
 import { LineSplitter, LONG_LINE_BYTES } from './line-splitter.ts';
+import { CappedLog } from './capped-log.ts';
 import { openChannel, PooledLog, type OutputChannel } from './output.ts';
 import { groupTree, processAlive, signalTree, stopTree } from './process-tree.ts';
 
@@ -22,7 +23,10 @@ export interface RunOptions {
   idleTimeoutMs: number;
   graceMs: number;
   signal: AbortSignal;
-  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** Each line of output; returning true marks a line ralph acted on, which a capped log keeps. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => unknown;
+  /** Most bytes each log keeps (the head, the kept lines and the tail); 0 or absent: all of it. */
+  logMaxBytes?: number;
   /** The raw stdout is copied here byte for byte. */
   stdoutLog?: string;
   stderrLog?: string;
@@ -35,7 +39,7 @@ export interface RunOptions {
   redactor?: Redactor;
 }
 
-export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'spawn_error';
+export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'spawn_error' | 'log_error';
 
 /** What happened to the child: data, never an exception. */
 export interface ProcessResult {
@@ -47,6 +51,8 @@ export interface ProcessResult {
   stdoutBytes: number;
   stderrTail: string;
   truncatedLines: number;
+  /** A log could not be written (a full disk): the agent was stopped. */
+  logError?: NodeJS.ErrnoException;
 }
 
 const STDERR_TAIL = 8 * 1024;
@@ -57,15 +63,26 @@ export function killActiveNow(): void {
   for (const [pgid, known] of active) signalTree(pgid, [...known, ...groupTree(pgid)], 'SIGKILL');
 }
 
-function openLog(file: string | undefined): WriteStream | undefined {
-  return file ? createWriteStream(file, { flags: 'a', mode: 0o600 }) : undefined;
+function openLog(file: string | undefined, onError: (error: NodeJS.ErrnoException) => void): WriteStream | undefined {
+  if (!file) return undefined;
+  const stream = createWriteStream(file, { flags: 'a', mode: 0o600 });
+  // Without a listener a failed write (ENOSPC) is an uncaught 'error' event that kills ralph.
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    error.path ??= file;
+    onError(error);
+  });
+  return stream;
 }
 
 type Redaction = { push(chunk: Buffer): Buffer; end(): Buffer };
 const PASS: Redaction = { push: (chunk) => chunk, end: () => Buffer.alloc(0) };
 
 function closeLog(stream: WriteStream | undefined): Promise<void> {
-  return new Promise((resolve) => (stream ? stream.end(resolve) : resolve()));
+  return new Promise((resolve) => {
+    if (!stream || stream.destroyed) return resolve();
+    stream.once('close', () => resolve());
+    stream.end();
+  });
 }
 
 /**
@@ -76,10 +93,13 @@ interface Output {
   channel: OutputChannel;
   /** What a redaction held back at the end of the stream, written and split like the rest. */
   flush(): Buffer;
+  /** The log's cap, when it has one (for keep() and end()). */
+  capped?: CappedLog;
 }
 
-async function openOutput(log: WriteStream | undefined, splitter: LineSplitter, redaction: Redaction, onData: (raw: number, clean: Buffer) => void, onEnd: () => void): Promise<Output> {
-  let pooled: PooledLog | undefined;
+async function openOutput(log: WriteStream | undefined, logMaxBytes: number, splitter: LineSplitter, redaction: Redaction, onData: (raw: number, clean: Buffer) => void, onEnd: () => void): Promise<Output> {
+  let pooled: PooledLog | CappedLog | undefined;
+  let capped: CappedLog | undefined;
   const channel = await openChannel((chunk) => {
     const clean = redaction.push(chunk);
     onData(chunk.length, clean);
@@ -88,9 +108,11 @@ async function openOutput(log: WriteStream | undefined, splitter: LineSplitter, 
     splitter.push(clean);
     return room;
   }, onEnd);
-  if (log) pooled = new PooledLog(log, () => channel.resume());
+  if (log && logMaxBytes > 0) pooled = capped = new CappedLog(log, () => channel.resume(), logMaxBytes);
+  else if (log) pooled = new PooledLog(log, () => channel.resume());
   return {
     channel,
+    ...(capped ? { capped } : {}),
     flush: () => {
       const rest = redaction.end();
       if (rest.length > 0) {
@@ -113,15 +135,23 @@ export async function runProcess(command: Command, options: RunOptions): Promise
     if (value === undefined) delete env[key];
     else env[key] = value;
   }
-  const stdoutLog = openLog(options.stdoutLog);
-  const stderrLog = openLog(options.stderrLog);
+  let logError: NodeJS.ErrnoException | undefined;
+  let onLogError = (_error: NodeJS.ErrnoException): void => {};
+  const failedLog = (error: NodeJS.ErrnoException): void => {
+    logError ??= error;
+    onLogError(error);
+  };
+  const stdoutLog = openLog(options.stdoutLog, failedLog);
+  const stderrLog = openLog(options.stderrLog, failedLog);
+  const logMaxBytes = options.logMaxBytes ?? 0;
   let stdoutBytes = 0;
   let stderrTail = '';
   let streamsOpen = 2;
   let streamEnded = (): void => {};
+  const keepers: Partial<Record<'stdout' | 'stderr', CappedLog>> = {};
   const emit = (stream: 'stdout' | 'stderr') => (line: string) => {
     try {
-      options.onLine?.(line, stream);
+      if (options.onLine?.(line, stream) === true) keepers[stream]?.keep(line);
     } catch {
       // a display problem must never stop the agent
     }
@@ -137,15 +167,18 @@ export async function runProcess(command: Command, options: RunOptions): Promise
     streamEnded();
   };
   const [out, err] = await Promise.all([
-    openOutput(stdoutLog, outLines, options.redactor?.stream() ?? PASS, (raw) => {
+    openOutput(stdoutLog, logMaxBytes, outLines, options.redactor?.stream() ?? PASS, (raw) => {
       stdoutBytes += raw;
       armIdle();
     }, ended),
-    openOutput(stderrLog, errLines, options.redactor?.stream() ?? PASS, (_raw, clean) => {
+    openOutput(stderrLog, logMaxBytes, errLines, options.redactor?.stream() ?? PASS, (_raw, clean) => {
       addStderr(clean);
       armIdle();
     }, ended),
   ]);
+
+  if (out.capped) keepers.stdout = out.capped;
+  if (err.capped) keepers.stderr = err.capped;
 
   return new Promise((resolve) => {
     let reason: EndReason = 'exit';
@@ -211,6 +244,10 @@ export async function runProcess(command: Command, options: RunOptions): Promise
       addStderr(err.flush());
       outLines.end();
       errLines.end();
+      if (!logError) {
+        out.capped?.end();
+        err.capped?.end();
+      }
       await Promise.all([closeLog(stdoutLog), closeLog(stderrLog)]);
       resolve({
         exitCode,
@@ -221,9 +258,13 @@ export async function runProcess(command: Command, options: RunOptions): Promise
         stdoutBytes,
         stderrTail,
         truncatedLines: outLines.truncatedLines + errLines.truncatedLines,
+        ...(logError ? { logError } : {}),
       });
     };
 
+    // A log that cannot be written (a full disk) ends the agent: its work could not be recorded either.
+    onLogError = () => terminate('log_error');
+    if (logError) queueMicrotask(() => terminate('log_error'));
     const onAbort = (): void => terminate('aborted');
     if (options.signal.aborted) queueMicrotask(onAbort);
     else options.signal.addEventListener('abort', onAbort, { once: true });

@@ -31,6 +31,7 @@ export function eventLine(event: RunEvent, at: number, session: string | undefin
 
 /** Appends every RunEvent as one JSON line to `.ralph/events.jsonl` (append-only, across sessions). */
 export class EventLogSink implements EventSink {
+  readonly essential = true;
   private readonly file: string;
   private fd: number | undefined;
   private session: string | undefined;

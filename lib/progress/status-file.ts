@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { EventSink, RunEvent } from '../events.ts';
@@ -31,6 +31,7 @@ export interface StatusFileOptions {
 
 /** Keeps `.ralph/status.json` current: rewritten atomically at every state change, throttled for agent chatter. */
 export class StatusFileSink implements EventSink {
+  readonly essential = true;
   private readonly tracker: RunTracker;
   private readonly file: string;
   private readonly throttleMs: number;
@@ -80,6 +81,18 @@ export class StatusFileSink implements EventSink {
     this.pending = undefined;
     this.dirty = false;
     this.lastWriteAt = at;
-    writeFileAtomic(this.file, `${JSON.stringify(status, null, 2)}\n`, { durable: false, mode: PRIVATE_FILE });
+    const text = `${JSON.stringify(status, null, 2)}\n`;
+    try {
+      writeFileAtomic(this.file, text, { durable: false, mode: PRIVATE_FILE });
+    } catch (error) {
+      // No room for a temp file beside it (a full disk): the file is rewritten in place, which reuses its
+      // own space; failing that, a run that has ended removes it rather than be shown running forever.
+      try {
+        writeFileSync(this.file, text, { mode: PRIVATE_FILE });
+      } catch {
+        if (status.state === 'finished') rmSync(this.file, { force: true });
+      }
+      throw error;
+    }
   }
 }

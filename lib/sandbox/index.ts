@@ -171,7 +171,10 @@ export class Sandbox {
   ) {}
 
   plan(cwd: string, agent: Agent = this.context.agent): BwrapPlan {
-    const key = `${agent.name}\0${agent.bin}\0${cwd}`;
+    // A plan made before .ralph/ existed (the preflight's look at the command) must not be the run's: the
+    // run's plan mounts .ralph/ read-only.
+    const ralph = (this.context.kindOf ?? kindOf)(path.join(this.context.root, '.ralph')) === 'dir';
+    const key = `${agent.name}\0${agent.bin}\0${cwd}\0${ralph}`;
     let plan = this.plans.get(key);
     if (!plan) {
       plan = planFor({ ...this.context, agent }, cwd);

@@ -6,6 +6,7 @@ import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
+import { fileSystemError } from '../fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
 import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../commit-set.ts';
@@ -22,7 +23,13 @@ import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
-export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: AbortSignal): Promise<number> {
+export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSignal: AbortSignal): Promise<number> {
+  // The run's own abort, chained to the caller's: a write of the run's state that fails (a full disk) ends
+  // the run through it, like Ctrl+C, but as a failure naming the file.
+  const run = new AbortController();
+  const signal = run.signal;
+  if (callerSignal.aborted) run.abort(callerSignal.reason);
+  else callerSignal.addEventListener('abort', () => run.abort(callerSignal.reason), { once: true });
   // Until the configuration is read, redact with the defaults; --no-redact and redactEnv apply from then on.
   let redactor = new Redactor({ env: callerDeps.env });
   const deps: Deps = {
@@ -32,6 +39,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
   };
   const startedAt = deps.now();
   const bus = new EventBus(() => deps.now(), () => redactor);
+  bus.onEssentialError = (error) => {
+    if (!signal.aborted) run.abort(fileSystemError(error) ?? new RalphError(`cannot record the run's state: ${errorMessage(error)}`));
+  };
   const flags = parsed.flags;
   const view = createView({ out: deps.stderr, env: deps.env, quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true, now: () => deps.now() });
   bus.add(view);
@@ -194,11 +204,18 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       const message = error instanceof StopRequestedError ? error.message : `interrupted by ${error.signal}; the agent was stopped`;
       summary = summarize('interrupted', error.exitCode, message, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
     } else {
-      if (!(error instanceof RalphError)) throw error;
+      // Every failure ends here: one line (a file-system error names its path), never a stack trace.
+      const failure = error instanceof RalphError ? error : (fileSystemError(error) ?? unexpectedError(error, prepared?.root ?? deps.cwd, sessionId));
       view.clear?.();
-      printError(deps, error);
-      summary = summarize('failed', error.exitCode, error.message.split('\n')[0] ?? 'failed');
-      if (error instanceof PrerequisiteError) summary.message = `${error.problems.length} prerequisite(s) failed`;
+      printError(deps, failure);
+      // What is left comes from the source on this path too (a run that could not start has all of it left).
+      const left = prepared ? await prepared.source.snapshot().catch(() => undefined) : undefined;
+      const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
+      summary = summarize('failed', failure.exitCode, failure.message.split('\n')[0] ?? 'failed', left ? { tasksRemaining: left.remaining.length, tasksSkipped: skippedTaskIds.length, skippedTaskIds } : {});
+      if (failure instanceof PrerequisiteError) {
+        summary.message = `${failure.problems.length} prerequisite(s) failed: ${failure.problems.join('; ')}`;
+        summary.problems = failure.problems;
+      }
     }
     finished = true;
   } finally {
@@ -214,7 +231,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
       report = reports.markdown;
       bus.emit({ type: 'info', message: `report: ${reports.markdown} (HTML: ${reports.html})` });
     } catch (error) {
-      warn(`could not write the session report: ${errorMessage(error)}`);
+      warn(`could not write the session report: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
     }
   }
   bus.emit({ type: 'session_end', summary });
@@ -229,3 +246,20 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, signal: 
   return summary.exitCode;
 }
 
+
+/**
+ * An error ralph did not expect (a bug): one line for the user, the stack kept in a file for the report.
+ * Never a stack trace on the terminal.
+ */
+function unexpectedError(error: unknown, root: string, sessionId: string): RalphError {
+  const file = path.join(root, '.ralph', 'logs', sessionId, 'crash.txt');
+  let kept = '';
+  try {
+    ensurePrivateDir(path.dirname(file));
+    writeFileSync(file, `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`, { mode: PRIVATE_FILE });
+    kept = `; the details are in ${file}`;
+  } catch {
+    // nowhere to keep them: the message alone
+  }
+  return new RalphError(`unexpected error: ${errorMessage(error)}`, { hint: `this is a bug in ralph: please report it${kept}` });
+}

@@ -12,7 +12,9 @@ import { findOnPath } from '../process/zx.ts';
 import type { Reviewer } from '../iteration/review.ts';
 import { parseReviewSpec } from '../iteration/review-spec.ts';
 import { DEFAULT_BREAKER, type BreakerLimits } from './breaker.ts';
+import { formatDuration } from '../duration.ts';
 import type { Sandbox } from '../sandbox/index.ts';
+import { accessSync, constants, existsSync, lstatSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -85,6 +87,21 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const breaker = { noProgress: limit('max-no-progress', DEFAULT_BREAKER.noProgress), taskIterations: limit('max-task-iterations', DEFAULT_BREAKER.taskIterations) };
   // The sandbox's modules load only when --sandbox (or the setting) is given.
   const sandbox = config.extra.has('sandbox') ? await prepareSandbox(config, { root, agent, deps, problems }) : undefined;
+  // What would stop the run at its first write or its first agent is found now, so the dry run says it too.
+  if (gitRoot) problems.push(...(await workspaceProblems(root, git)));
+  problems.push(...valueProblems(config));
+  if (((config.extra.get('notify') as string[] | undefined) ?? []).length > 0) {
+    try {
+      (await import('../notify/index.ts')).notifySettings(config);
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  for (const [who, cli, request] of [['agent', agent, { model: config.model, profile, extraArgs: config.extraArgs }], ...(review ? [['reviewer', review.agent, { model: review.model, extraArgs: [] }] as const] : [])] as const) {
+    const bare = cli.command({ prompt: '', cwd: root, ...request });
+    const refusal = cli.refuses?.(sandbox ? sandbox.wrap(bare, root, cli) : bare, { uid: process.getuid?.(), env: deps.env });
+    if (refusal) problems.push(who === 'agent' ? refusal : `the reviewer (--review ${review!.label}): ${refusal}`);
+  }
   const commitMode: CommitMode = commitOn ? 'ralph' : commitOption === false ? 'off' : 'agent';
   return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode };
 }
@@ -136,4 +153,44 @@ async function prepareSandbox(config: Config, context: { root: string; agent: Ag
   const common = await deps.exec('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root, env: deps.env });
   const gitCommonDir = common.exitCode === 0 && common.stdout.trim() ? path.resolve(root, common.stdout.trim()) : undefined;
   return new Sandbox({ settings, root, home, env: deps.env, agent, gitCommonDir }, bwrap);
+}
+
+/** Where ralph writes must be writable, and .ralph/ a folder: found before the run, not at its first write. */
+async function workspaceProblems(root: string, git: Git): Promise<string[]> {
+  const problems: string[] = [];
+  const own = path.join(root, '.ralph');
+  const kind = (() => {
+    try {
+      return lstatSync(own).isDirectory() ? 'folder' : 'other';
+    } catch {
+      return 'none';
+    }
+  })();
+  if (kind === 'other') problems.push(`${own} is not a folder: ralph keeps its state (logs, status, reports) in the folder .ralph/; move the file away`);
+  const unwritable = (target: string, why: string): void => {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (error) {
+      problems.push(`${target} is not writable (${describeAccess(error)}): ${why}`);
+    }
+  };
+  unwritable(root, 'ralph writes its lock, its state in .ralph/ and the agent its work there');
+  if (kind === 'folder') unwritable(own, 'ralph keeps its logs, status and reports there');
+  const objects = await git.gitPath('objects');
+  if (objects && existsSync(objects)) unwritable(objects, "commits (the agent's and ralph's) are written there");
+  return problems;
+}
+
+function describeAccess(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EROFS' ? 'read-only file system' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (code ?? 'cannot write');
+}
+
+/** Values that parse but make no sense together. */
+function valueProblems(config: Config): string[] {
+  const problems: string[] = [];
+  if (config.retryDelay > config.retryMaxDelay) {
+    problems.push(`--retry-delay ${formatDuration(config.retryDelay)} is longer than --retry-max-delay ${formatDuration(config.retryMaxDelay)}: the first backoff would already pass the cap; lower --retry-delay or raise --retry-max-delay`);
+  }
+  return problems;
 }

@@ -235,12 +235,16 @@ describe("the agent's failures, the settings and the command line, in beads mode
     const env = { ...sandbox.env };
     delete env.IS_SANDBOX;
     sandbox.env = env;
-    const result = await runRalph(sandbox, FAST);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
     expect(result.code).toBe(1);
     if (process.getuid?.() === 0) {
-      expect(agentCalls(sandbox)).toHaveLength(1);
-      expect(result.stderr).toMatch(/agent setup error: --dangerously-skip-permissions cannot be used with root/);
-      expect(result.stderr).toMatch(/hint: .*IS_SANDBOX=1/);
+      // Found before the first agent (the dry run says the same), with the open task still counted.
+      expect(agentCalls(sandbox)).toHaveLength(0);
+      expect(result.stderr).toContain('ralph: ✗ claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1: run ralph as a normal user, or set IS_SANDBOX=1 where the agent is contained');
+      expect(JSON.parse(result.stdout)).toMatchObject({ status: 'failed', tasksRemaining: 1, problems: [expect.stringMatching(/^claude refuses --dangerously-skip-permissions as root/)] });
+      const plan = await runRalph(sandbox, ['--dry-run']);
+      expect(plan.code).toBe(1);
+      expect(plan.stdout).toMatch(/✗ claude refuses --dangerously-skip-permissions as root[\s\S]*a real run could not start: 1 problem/);
     }
   });
 

@@ -135,7 +135,7 @@ describe('ralph stop', () => {
     expect(existsSync(path.join(box.repo, '.ralph', 'control', 'pause'))).toBe(false);
     const now = await runRalph(box, ['pause', '--now']);
     expect(now.code).toBe(1);
-    expect(now.stderr).toContain("--now goes with 'ralph stop' only");
+    expect(now.stderr).toContain("ralph: --now is not an option of 'ralph pause': it is an option of 'ralph stop'");
   });
 });
 
