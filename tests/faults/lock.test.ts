@@ -71,7 +71,7 @@ describe('kill -9 of ralph mid-iteration, then a rerun', () => {
 
     const rerun = await runRalph(sandbox, ['--json', ...QUICK]);
     expect(rerun.code, rerun.stderr).toBe(0);
-    expect(rerun.stderr).toMatch(new RegExp(`warning: reclaiming a stale lock .*PID ${killed}.*that process no longer runs`));
+    expect(rerun.stderr).toMatch(new RegExp(`warning: reclaiming a stale lock .*PID ${killed}.*: PID ${killed} is gone`));
     expect(rerun.stderr).toMatch(new RegExp(`warning: stopped the agent \\(process group ${orphan}\\) that a killed earlier run left running`));
     expect(pidAlive(orphan)).toBe(false);
     expect(rerun.stderr).toMatch(/iteration 2 on T003 did not finish \(interrupted run\)/);

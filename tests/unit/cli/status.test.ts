@@ -39,7 +39,7 @@ function writeRunState(root: string, pid: number, finished = false): void {
   sink.close();
 }
 
-const writeLock = (root: string, pid: number) => writeFileSync(path.join(root, '.ralph.lock'), `${pid}\n2026-11-22T02:00:00.000Z\n001-ralph-automation\n`);
+const writeLock = (root: string, pid: number, startedAt = '2026-11-22T02:00:00.000Z') => writeFileSync(path.join(root, '.ralph.lock'), `${pid}\n${startedAt}\n001-ralph-automation\n`);
 
 let holder: ChildProcess | undefined;
 afterEach(() => {
@@ -52,7 +52,9 @@ describe('ralph status', () => {
     const root = temp();
     holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     const pid = holder.pid!;
-    writeLock(root, pid);
+    // Taken after the holder started, as a real lock is (one taken before names a reused PID).
+    const startedAt = new Date().toISOString();
+    writeLock(root, pid, startedAt);
     writeRunState(root, pid);
 
     const json = deps(root);
@@ -73,7 +75,7 @@ describe('ralph status', () => {
       waitUntil: new Date(T0 + 90_000).toISOString(),
       lastEventAgeMs: 5000,
       costUsd: 0,
-      lock: { pid, startedAt: '2026-11-22T02:00:00.000Z', branch: '001-ralph-automation' },
+      lock: { pid, startedAt, branch: '001-ralph-automation' },
       // The live run's source is asked for counts; one that cannot answer is reported, not fatal.
       tasks: { error: expect.stringContaining('beads is not initialised') },
     });
