@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
@@ -44,9 +44,10 @@ export function readLockInfo(root: string): LockInfo | undefined {
 /** What `inspectLock` tells: the verdict, and what it rests on. */
 export type LockState = LockVerdict & { info?: LockInfo; heartbeatAgeMs?: number };
 
-/** The lock as found: the verdict, and the directory a watch compares with. */
+/** The lock as found: the verdict, plus what reclaiming it must find unchanged. */
 interface Observed {
   state: LockState;
+  text?: string;
   dir?: { ino: number; mtimeMs: number };
 }
 
@@ -61,7 +62,7 @@ function observe(root: string, now: number, watched?: Observed['dir']): Observed
   const still = watched !== undefined && dir?.ino === watched.ino && dir.mtimeMs === watched.mtimeMs;
   const holder = info && { alive: processAlive(info.pid), ...processStart(info.pid) };
   const verdict = judgeLock({ file: text !== undefined, info, heartbeatAgeMs, still, holder });
-  return { state: { ...verdict, ...(info && { info }), ...(heartbeatAgeMs !== undefined && { heartbeatAgeMs }) }, dir };
+  return { state: { ...verdict, ...(info && { info }), ...(heartbeatAgeMs !== undefined && { heartbeatAgeMs }) }, text, dir };
 }
 
 /** Looks at the lock without touching it (for --dry-run, `ralph status`, `ralph stop` and `ralph serve`). */
@@ -105,9 +106,9 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
   if (state.held) throw heldError(file, state.info ? state : await holder(options.root));
   if (state.stale) {
     const who = state.info ? ` (PID ${state.info.pid}, started ${state.info.startedAt}, branch ${state.info.branch})` : '';
+    // Warned before the reclaim: the moment another run reclaiming the same lock could take it first.
     options.warn(`reclaiming a stale lock ${file}${who}: ${state.reason}`);
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(file, { force: true });
+    reclaim(file, seen);
   }
 
   let releaseDir: () => Promise<void>;
@@ -147,6 +148,36 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Removes the stale lock as it was judged. Another run may have reclaimed it and taken the lock since: the
+ * directory is moved aside first (only one run can), and one that is not the directory judged goes back,
+ * so that run keeps its lock and taking the directory fails here instead.
+ */
+function reclaim(file: string, seen: Observed): void {
+  const dir = file + LOCK_DIR_SUFFIX;
+  if (seen.dir) {
+    const aside = `${dir}.${process.pid}.stale`;
+    try {
+      renameSync(dir, aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // another run reclaimed it first
+      throw new RalphError(`cannot reclaim the stale lock ${file}: ${(error as Error).message}`);
+    }
+    const moved = statSync(aside, { throwIfNoEntry: false });
+    if (moved?.ino !== seen.dir.ino || moved.mtimeMs !== seen.dir.mtimeMs) {
+      try {
+        renameSync(aside, dir);
+        return;
+      } catch {
+        // a third run took the lock meanwhile; the directory moved aside is nobody's now
+      }
+    }
+    rmSync(aside, { recursive: true, force: true });
+  }
+  // Only the file judged: another run that took the lock meanwhile has written its own.
+  if (seen.text !== undefined && readText(file) === seen.text) rmSync(file, { force: true });
 }
 
 /** How long a run that lost the race for the lock waits for the winner to write who it is. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RalphError } from '../../lib/errors.ts';
@@ -194,6 +194,28 @@ describe('acquireLock', () => {
     expect(warnings).toEqual([`reclaiming a stale lock ${lockFile(root)} (PID 999999, started 2026-11-22T01:00:00.000Z, branch old): PID 999999 is gone`]);
     expect(parseLockInfo(readFileSync(lockFile(root), 'utf8'))?.pid).toBe(process.pid);
     await lock.release();
+  });
+
+  it.each([
+    ['with its lock directory', true],
+    ['a .ralph.lock alone', false],
+  ])('another run that reclaimed the same stale lock (%s) first keeps it: this one is refused by the lock directory', async (_name, withDir) => {
+    const root = temp();
+    writeLock(root, 999_999, '2026-11-22T01:00:00.000Z');
+    if (withDir) heartbeat(root, 10 * 60_000);
+    const other = unrelatedProcess();
+    const otherTaken = new Date().toISOString();
+    // Both judged the lock stale; the other run reclaims it and takes the lock between this run's verdict
+    // and its reclaim (the warning comes at that moment): a fresh directory and its own .ralph.lock.
+    const warn = (): void => {
+      rmSync(lockDir(root), { recursive: true, force: true });
+      heartbeat(root, 0);
+      writeLock(root, other, otherTaken);
+    };
+    await expect(acquireLock({ ...options(root), warn })).rejects.toThrow(`another ralph holds ${lockFile(root)} (PID ${other}, started ${otherTaken}, branch main)`);
+    expect(existsSync(lockDir(root))).toBe(true);
+    expect(readLockInfo(root)?.pid).toBe(other);
+    expect(inspectLock(root)).toMatchObject({ held: true, verified: true });
   });
 });
 
