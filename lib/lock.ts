@@ -1,16 +1,15 @@
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
 import { RalphError } from './errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
-import { processAlive } from './process/process-tree.ts';
+import { HEARTBEAT_WATCH_MS, judgeLock, type LockVerdict } from './lock-verdict.ts';
+import { processAlive, processStart } from './process/process-tree.ts';
 
 export const LOCK_FILE = '.ralph.lock';
 /** proper-lockfile's own lock directory, beside the human-readable `.ralph.lock`. */
 const LOCK_DIR_SUFFIX = '.d';
-/** A lock whose heartbeat is older than this and whose holder is unknown is considered abandoned. */
-const UNKNOWN_HOLDER_STALE_MS = 60_000;
 
 export interface LockInfo {
   pid: number;
@@ -29,52 +28,46 @@ export function formatLockInfo(info: LockInfo): string {
   return `${info.pid}\n${info.startedAt}\n${info.branch}\n`;
 }
 
-export function readLockInfo(root: string): LockInfo | undefined {
+function readText(file: string): string | undefined {
   try {
-    return parseLockInfo(readFileSync(path.join(root, LOCK_FILE), 'utf8'));
+    return readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }
 }
 
-/** Whether the process named in the lock is still a live run (a reused PID of another program is not). */
-function holderAlive(info: LockInfo): boolean {
-  if (info.pid === process.pid) return true;
-  if (!processAlive(info.pid)) return false;
-  try {
-    const cmdline = readFileSync(`/proc/${info.pid}/cmdline`, 'utf8');
-    return /ralph|tsx|node|bash|sh/.test(cmdline);
-  } catch {
-    return true;
-  }
+export function readLockInfo(root: string): LockInfo | undefined {
+  const text = readText(path.join(root, LOCK_FILE));
+  return text === undefined ? undefined : parseLockInfo(text);
 }
 
-export interface LockState {
-  held: boolean;
-  info?: LockInfo;
-  /** A lock is on disk but its holder is gone. */
-  stale: boolean;
-  heartbeatAgeMs?: number;
+/** What `inspectLock` tells: the verdict, and what it rests on. */
+export type LockState = LockVerdict & { info?: LockInfo; heartbeatAgeMs?: number };
+
+/** The lock as found: the verdict, plus what reclaiming it must find unchanged. */
+interface Observed {
+  state: LockState;
+  text?: string;
+  dir?: { ino: number; mtimeMs: number };
 }
 
-/** Looks at the lock without touching it (for --dry-run and `ralph status`). */
-export function inspectLock(root: string, now = Date.now()): LockState {
+/** Reads the lock and asks the OS about its holder; `watched` is the directory seen one watch earlier. */
+function observe(root: string, now: number, watched?: Observed['dir']): Observed {
   const file = path.join(root, LOCK_FILE);
-  const dir = file + LOCK_DIR_SUFFIX;
-  const info = readLockInfo(root);
-  let heartbeatAgeMs: number | undefined;
-  try {
-    heartbeatAgeMs = now - statSync(dir).mtimeMs;
-  } catch {
-    heartbeatAgeMs = undefined;
-  }
-  if (!info && heartbeatAgeMs === undefined && !existsSync(file)) return { held: false, stale: false };
-  if (info) {
-    const alive = holderAlive(info);
-    return { held: alive, info, stale: !alive, heartbeatAgeMs };
-  }
-  const fresh = heartbeatAgeMs !== undefined && heartbeatAgeMs < UNKNOWN_HOLDER_STALE_MS;
-  return { held: fresh, stale: !fresh, heartbeatAgeMs };
+  const text = readText(file);
+  const stat = statSync(file + LOCK_DIR_SUFFIX, { throwIfNoEntry: false });
+  const dir = stat && { ino: stat.ino, mtimeMs: stat.mtimeMs };
+  const info = text === undefined ? undefined : parseLockInfo(text);
+  const heartbeatAgeMs = dir && now - dir.mtimeMs;
+  const still = watched !== undefined && dir?.ino === watched.ino && dir.mtimeMs === watched.mtimeMs;
+  const holder = info && { alive: processAlive(info.pid), ...processStart(info.pid) };
+  const verdict = judgeLock({ file: text !== undefined, info, heartbeatAgeMs, still, holder });
+  return { state: { ...verdict, ...(info && { info }), ...(heartbeatAgeMs !== undefined && { heartbeatAgeMs }) }, text, dir };
+}
+
+/** Looks at the lock without touching it (for --dry-run, `ralph status`, `ralph stop` and `ralph serve`). */
+export function inspectLock(root: string, now = Date.now()): LockState {
+  return observe(root, now).state;
 }
 
 export interface HeldLock {
@@ -91,23 +84,31 @@ export interface AcquireOptions {
   warn: (message: string) => void;
   /** Called when another process took over or removed the lock while we ran. */
   onCompromised: (error: Error) => void;
+  /** Waits while the heartbeat is watched (the run's abortable sleep; a timer by default). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
  * Takes `.ralph.lock`: proper-lockfile's atomic lock directory (kept fresh while running, with
- * compromise detection) plus the three-line file people and ralph.sh read. A lock whose holder
- * process is gone is reclaimed with a warning; a live holder makes this throw, naming it.
+ * compromise detection) plus the three-line file people and ralph.sh read. A lock the evidence shows
+ * stale (lib/lock-verdict.ts) is reclaimed with a warning; a live holder makes this throw, naming it.
  */
 export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
   const file = path.join(options.root, LOCK_FILE);
   const dir = file + LOCK_DIR_SUFFIX;
-  const state = inspectLock(options.root, options.now.getTime());
-  if (state.held) throw heldError(file, state.info ?? (await holderInfo(options.root)));
+  let seen = observe(options.root, options.now.getTime());
+  if (seen.state.watch) {
+    options.warn(`${file}: ${seen.state.reason}; watching the heartbeat for ${HEARTBEAT_WATCH_MS / 1000}s`);
+    await (options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(HEARTBEAT_WATCH_MS);
+    seen = observe(options.root, Date.now(), seen.dir);
+  }
+  const state = seen.state;
+  if (state.held) throw heldError(file, state.info ? state : await holder(options.root));
   if (state.stale) {
-    const who = state.info ? `PID ${state.info.pid}, started ${state.info.startedAt}, branch ${state.info.branch}` : 'unknown holder';
-    options.warn(`reclaiming a stale lock ${file} (${who}): that process no longer runs`);
-    rmSync(dir, { recursive: true, force: true });
-    rmSync(file, { force: true });
+    const who = state.info ? ` (PID ${state.info.pid}, started ${state.info.startedAt}, branch ${state.info.branch})` : '';
+    // Warned before the reclaim: the moment another run reclaiming the same lock could take it first.
+    options.warn(`reclaiming a stale lock ${file}${who}: ${state.reason}`);
+    reclaim(file, seen);
   }
 
   let releaseDir: () => Promise<void>;
@@ -118,13 +119,13 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
       lockfilePath: dir,
       realpath: false,
       retries: 0,
-      // Staleness is judged by the holder's PID above, never by age alone: a suspended run keeps its lock.
+      // Staleness is judged by evidence above, never by age alone: a suspended run keeps its lock.
       stale: 24 * 3_600_000,
       update: 5_000,
       onCompromised: options.onCompromised,
     });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw heldError(file, await holderInfo(options.root));
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw heldError(file, await holder(options.root));
     throw new RalphError(`cannot take the lock ${file}: ${(error as Error).message}`);
   }
 
@@ -149,21 +150,54 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
   };
 }
 
+/**
+ * Removes the stale lock as it was judged. Another run may have reclaimed it and taken the lock since: the
+ * directory is moved aside first (only one run can), and one that is not the directory judged goes back,
+ * so that run keeps its lock and taking the directory fails here instead.
+ */
+function reclaim(file: string, seen: Observed): void {
+  const dir = file + LOCK_DIR_SUFFIX;
+  if (seen.dir) {
+    const aside = `${dir}.${process.pid}.stale`;
+    try {
+      renameSync(dir, aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // another run reclaimed it first
+      throw new RalphError(`cannot reclaim the stale lock ${file}: ${(error as Error).message}`);
+    }
+    const moved = statSync(aside, { throwIfNoEntry: false });
+    if (moved?.ino !== seen.dir.ino || moved.mtimeMs !== seen.dir.mtimeMs) {
+      try {
+        renameSync(aside, dir);
+        return;
+      } catch {
+        // a third run took the lock meanwhile; the directory moved aside is nobody's now
+      }
+    }
+    rmSync(aside, { recursive: true, force: true });
+  }
+  // Only the file judged: another run that took the lock meanwhile has written its own.
+  if (seen.text !== undefined && readText(file) === seen.text) rmSync(file, { force: true });
+}
+
 /** How long a run that lost the race for the lock waits for the winner to write who it is. */
 const HOLDER_INFO_WAIT_MS = 2000;
 
-/** The holder's info; a holder that has just taken the lock writes it a moment later, so wait for it briefly. */
-async function holderInfo(root: string): Promise<LockInfo | undefined> {
+/** The holder as judged once it has written who it is: a holder that has just taken the lock writes it a moment later. */
+async function holder(root: string): Promise<LockState> {
   const deadline = Date.now() + HOLDER_INFO_WAIT_MS;
-  for (let info = readLockInfo(root); ; info = readLockInfo(root)) {
-    if (info || Date.now() >= deadline) return info;
+  for (let state = inspectLock(root); ; state = inspectLock(root)) {
+    if (state.info || Date.now() >= deadline) return state;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
-function heldError(file: string, info: LockInfo | undefined): RalphError {
+function heldError(file: string, state: LockState): RalphError {
+  const info = state.info;
   const who = info ? `PID ${info.pid}, started ${info.startedAt}, branch ${info.branch || '(none)'}` : 'a run that is starting up';
+  // Only a PID the OS shows started before the lock is the run: a reused one belongs to someone else.
+  const stop = info && state.verified ? `stop it (kill ${info.pid})` : "stop it with 'ralph stop'";
   return new RalphError(`another ralph holds ${file} (${who})`, {
-    hint: `wait for it to finish, or stop it (kill ${info?.pid ?? '<pid>'}); 'ralph status' shows what it is doing`,
+    hint: `${state.reason ? `${state.reason}; ` : ''}wait for it to finish, or ${stop}; 'ralph status' shows what it is doing`,
   });
 }

@@ -35,7 +35,8 @@ export interface StatusReport {
   run: RunPresence;
   alive: boolean;
   pid: number | null;
-  lock: { pid: number | null; startedAt: string | null; branch: string | null; heartbeatAgeMs: number | null } | null;
+  /** reason: why the lock is stale, or held against the odds (a stopped run, a fresh heartbeat on a reused PID). */
+  lock: { pid: number | null; startedAt: string | null; branch: string | null; heartbeatAgeMs: number | null; reason: string | null } | null;
   /** status.json was written by the process that holds (or held) the lock. */
   current: boolean;
   state: RunState | null;
@@ -109,7 +110,7 @@ export function readRunState(root: string, now: number): Omit<StatusReport, 'tas
     run,
     alive: run === 'alive',
     pid,
-    lock: run === 'none' ? null : { pid, startedAt: lock.info?.startedAt ?? null, branch: lock.info?.branch ?? null, heartbeatAgeMs: lock.heartbeatAgeMs === undefined ? null : Math.round(lock.heartbeatAgeMs) },
+    lock: run === 'none' ? null : { pid, startedAt: lock.info?.startedAt ?? null, branch: lock.info?.branch ?? null, heartbeatAgeMs: lock.heartbeatAgeMs === undefined ? null : Math.round(lock.heartbeatAgeMs), reason: lock.reason ?? null },
     current,
     state: status?.state ?? null,
     sessionId: status?.sessionId ?? null,
@@ -157,12 +158,15 @@ export function formatStatus(report: StatusReport, now: number, color = false): 
     const lock = report.lock;
     const host = status && report.current ? ` on ${status.host}` : '';
     lines.push(paint(color, 'green', `ralph is running: PID ${report.pid}${host}, branch ${lock?.branch || '(none)'}`) + (report.current ? `, ${where}` : ''));
+    if (lock?.reason) lines.push(`  lock:       ${lock.reason}`);
     if (report.current && status) lines.push(...describeRun(status, now));
     else lines.push(`  state:      starting (lock taken ${lock?.startedAt ? ago(Math.max(0, now - Date.parse(lock.startedAt))) : 'just now'})`);
   } else if (report.run === 'stale') {
     const lock = report.lock;
-    const who = report.pid === null ? 'an unknown process' : `PID ${report.pid}${lock?.startedAt ? `, started ${lock.startedAt}` : ''}${lock?.branch ? `, branch ${lock.branch}` : ''}`;
-    lines.push(paint(color, 'red', `ralph is not running: ${LOCK_FILE} names ${who}, which is gone (killed?); the next run reclaims the lock`));
+    const named = `${LOCK_FILE} names PID ${report.pid}${lock?.startedAt ? `, started ${lock.startedAt}` : ''}${lock?.branch ? `, branch ${lock.branch}` : ''}`;
+    const gone = lock?.reason === `PID ${report.pid} is gone`;
+    const why = report.pid === null ? lock?.reason : `${named}, ${gone ? 'which is gone (killed?)' : `but ${lock?.reason}`}`;
+    lines.push(paint(color, 'red', `ralph is not running: ${why}; the next run reclaims the lock`));
     if (report.current && status) lines.push(`last known state of ${where}:`, ...describeRun(status, now));
   } else {
     lines.push('no ralph run in progress');

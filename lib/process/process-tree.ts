@@ -66,6 +66,29 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** USER_HZ, the unit of /proc's clock ticks: 100 on every architecture Linux runs ralph on (`getconf CLK_TCK`). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * When a process started (ms since the epoch) and its state letter (R, S, D, T, t, Z…), from /proc/<pid>/stat's
+ * starttime (field 22, clock ticks since boot) and /proc/stat's btime (whole seconds, rounded down, so the
+ * start comes out up to a second early, never late). Undefined where there is no /proc (macOS) or the
+ * process is gone or hidden.
+ */
+export function processStart(pid: number): { startedAtMs: number; state: string } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses: fields resume after the last ')' with field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const btime = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1];
+    const ticks = Number(fields[19]);
+    if (btime === undefined || !Number.isFinite(ticks) || !fields[0]) return undefined;
+    return { startedAtMs: Number(btime) * 1000 + (ticks * 1000) / TICKS_PER_SECOND, state: fields[0] };
+  } catch {
+    return undefined;
+  }
+}
+
 /** True while some process of the group is alive and not a zombie. */
 export function groupAlive(pgid: number): boolean {
   if (!processAlive(-pgid)) return false;

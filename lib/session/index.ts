@@ -117,6 +117,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       now: new Date(startedAt),
       warn,
       onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
+      sleep: (ms) => deps.sleep(ms, signal),
     });
     const held = lock;
     ensurePrivateDir(path.join(root, '.ralph'));

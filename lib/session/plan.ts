@@ -4,6 +4,7 @@ import { isolationArgs } from '../agents/isolation.ts';
 import type { Deps } from '../deps.ts';
 import { startNotes, type CommitMode } from '../commit-set.ts';
 import type { LockState } from '../lock.ts';
+import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
 import type { BreakerLimits } from './breaker.ts';
 
@@ -73,10 +74,11 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       : 'review: off (--review AGENT[:MODEL] adds an independent reviewer)',
   );
   if (lock.held) {
-    problems.push(`the lock is held by PID ${lock.info?.pid ?? '?'} (started ${lock.info?.startedAt ?? '?'}, branch ${lock.info?.branch ?? '?'})`);
+    problems.push(`the lock is held by PID ${lock.info?.pid ?? '?'} (started ${lock.info?.startedAt ?? '?'}, branch ${lock.info?.branch ?? '?'})${lock.reason ? `: ${lock.reason}` : ''}`);
     out.push('lock: held by another run');
   } else if (lock.stale) {
-    out.push(`lock: stale (PID ${lock.info?.pid ?? '?'} is gone); a real run would reclaim it`);
+    const watch = lock.watch ? `, if the heartbeat stays still for ${HEARTBEAT_WATCH_MS / 1000}s` : '';
+    out.push(`lock: stale (${lock.reason}); a real run would reclaim it${watch}`);
   } else {
     out.push('lock: free');
   }

@@ -1,7 +1,9 @@
-// Faults around the run itself: ralph killed with SIGKILL mid-iteration, and two ralphs started at once.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+// Faults around the run itself: ralph killed with SIGKILL mid-iteration, two ralphs started at once, and a
+// stale lock whose PID now belongs to another process.
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { unrelatedProcess } from '../support/processes.ts';
 import {
   agentCalls,
   agentPids,
@@ -71,7 +73,7 @@ describe('kill -9 of ralph mid-iteration, then a rerun', () => {
 
     const rerun = await runRalph(sandbox, ['--json', ...QUICK]);
     expect(rerun.code, rerun.stderr).toBe(0);
-    expect(rerun.stderr).toMatch(new RegExp(`warning: reclaiming a stale lock .*PID ${killed}.*that process no longer runs`));
+    expect(rerun.stderr).toMatch(new RegExp(`warning: reclaiming a stale lock .*PID ${killed}.*: PID ${killed} is gone`));
     expect(rerun.stderr).toMatch(new RegExp(`warning: stopped the agent \\(process group ${orphan}\\) that a killed earlier run left running`));
     expect(pidAlive(orphan)).toBe(false);
     expect(rerun.stderr).toMatch(/iteration 2 on T003 did not finish \(interrupted run\)/);
@@ -154,3 +156,33 @@ describe('two ralphs started at once', () => {
   });
 });
 
+
+describe('a stale lock whose PID was reused', () => {
+  it('status and --dry-run say why it is stale; a run reclaims it and leaves the process that has the PID alone', async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox);
+    scenario(sandbox, [{ edit: [tick('T002'), tick('T003'), tick('T004'), tick('T005')], lines: [answer('All done.')] }]);
+    // A ralph killed on New Year's Day left its lock; its PID now belongs to a process started since.
+    const pid = unrelatedProcess(['sleep', '120']);
+    const taken = '2026-01-01T00:00:00.000Z';
+    writeFileSync(lockPath(sandbox), `${pid}\n${taken}\n001-ralph-automation\n`);
+    mkdirSync(`${lockPath(sandbox)}.d`);
+    utimesSync(`${lockPath(sandbox)}.d`, new Date(taken), new Date(taken));
+    const why = `PID ${pid} now belongs to a process started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, after the lock was taken`;
+
+    const status = await runRalph(sandbox, ['status']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^ralph is not running: \\.ralph\\.lock names PID ${pid}, started ${taken}, branch 001-ralph-automation, but ${why}; the next run reclaims the lock$`, 'm'));
+    const plan = await runRalph(sandbox, ['--dry-run']);
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    expect(plan.stdout).toMatch(new RegExp(`^lock: stale \\(${why}\\); a real run would reclaim it$`, 'm'));
+
+    const run = await runRalph(sandbox, ['--json', ...QUICK]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(new RegExp(`warning: reclaiming a stale lock ${lockPath(sandbox).replace(/[.]/g, '\\.')} \\(PID ${pid}, started ${taken}, branch 001-ralph-automation\\): ${why}\n`));
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', iterations: 1 });
+    expect(pidAlive(pid)).toBe(true);
+    expectLockGone(sandbox);
+    await expectNoSurvivors(sandbox);
+  });
+});

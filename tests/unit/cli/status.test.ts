@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
@@ -7,6 +7,7 @@ import { statusCommand, type StatusReport } from '../../../lib/cli/status.ts';
 import { execCommand, type Deps, type Output } from '../../../lib/deps.ts';
 import { StatusFileSink } from '../../../lib/progress/status-file.ts';
 import { sessionStart, summary, T0, task } from '../progress/fixtures.ts';
+import { stopProcess, unrelatedProcess } from '../../support/processes.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const NOW = T0 + 65_000;
@@ -39,7 +40,7 @@ function writeRunState(root: string, pid: number, finished = false): void {
   sink.close();
 }
 
-const writeLock = (root: string, pid: number) => writeFileSync(path.join(root, '.ralph.lock'), `${pid}\n2026-11-22T02:00:00.000Z\n001-ralph-automation\n`);
+const writeLock = (root: string, pid: number, startedAt = '2026-11-22T02:00:00.000Z') => writeFileSync(path.join(root, '.ralph.lock'), `${pid}\n${startedAt}\n001-ralph-automation\n`);
 
 let holder: ChildProcess | undefined;
 afterEach(() => {
@@ -52,7 +53,9 @@ describe('ralph status', () => {
     const root = temp();
     holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     const pid = holder.pid!;
-    writeLock(root, pid);
+    // Taken after the holder started, as a real lock is (one taken before names a reused PID).
+    const startedAt = new Date().toISOString();
+    writeLock(root, pid, startedAt);
     writeRunState(root, pid);
 
     const json = deps(root);
@@ -73,7 +76,7 @@ describe('ralph status', () => {
       waitUntil: new Date(T0 + 90_000).toISOString(),
       lastEventAgeMs: 5000,
       costUsd: 0,
-      lock: { pid, startedAt: '2026-11-22T02:00:00.000Z', branch: '001-ralph-automation' },
+      lock: { pid, startedAt, branch: '001-ralph-automation', reason: null },
       // The live run's source is asked for counts; one that cannot answer is reported, not fatal.
       tasks: { error: expect.stringContaining('beads is not initialised') },
     });
@@ -103,6 +106,43 @@ describe('ralph status', () => {
     expect(await statusCommand(parseArgv(['status']), text)).toBe(0);
     expect(text.stdout.text).toContain('ralph is not running: .ralph.lock names PID 999999, started 2026-11-22T02:00:00.000Z, branch 001-ralph-automation, which is gone (killed?); the next run reclaims the lock');
     expect(text.stdout.text).toContain('last known state of session 20261122-020000');
+  });
+
+  it('says why a lock is stale when its PID now belongs to a process started after the lock was taken', async () => {
+    const root = temp();
+    // The run that took the lock at 02:00 is gone; its PID now belongs to a process started later.
+    const pid = unrelatedProcess();
+    writeLock(root, pid);
+    writeRunState(root, pid);
+    const reason = new RegExp(`^PID ${pid} now belongs to a process started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, after the lock was taken$`);
+    const json = deps(root);
+    expect(await statusCommand(parseArgv(['status', '--json']), json)).toBe(0);
+    expect(JSON.parse(json.stdout.text)).toMatchObject({ run: 'stale', alive: false, pid, lock: { pid, reason: expect.stringMatching(reason) } });
+
+    const text = deps(root);
+    expect(await statusCommand(parseArgv(['status']), text)).toBe(0);
+    const first = text.stdout.text.split('\n')[0]!;
+    expect(first).toMatch(new RegExp(`^ralph is not running: \\.ralph\\.lock names PID ${pid}, started 2026-11-22T02:00:00\\.000Z, branch 001-ralph-automation, but PID ${pid} now belongs to a process started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z, after the lock was taken; the next run reclaims the lock$`));
+    expect(text.stdout.text).toContain('last known state of session 20261122-020000');
+  });
+
+  it('a stopped run (Ctrl+Z) is still running, and its lock line says why', async () => {
+    const root = temp();
+    const pid = unrelatedProcess();
+    writeLock(root, pid, new Date().toISOString());
+    writeRunState(root, pid);
+    // Its heartbeat ten minutes old at the time status looks (NOW).
+    mkdirSync(path.join(root, '.ralph.lock.d'));
+    const old = new Date(NOW - 10 * 60_000);
+    utimesSync(path.join(root, '.ralph.lock.d'), old, old);
+    await stopProcess(pid);
+    const text = deps(root);
+    expect(await statusCommand(parseArgv(['status']), text)).toBe(0);
+    expect(text.stdout.text).toContain(`ralph is running: PID ${pid} on box, branch 001-ralph-automation`);
+    expect(text.stdout.text).toContain(`\n  lock:       PID ${pid} is stopped (Ctrl+Z?), and a suspended run keeps its lock\n`);
+    const json = deps(root);
+    expect(await statusCommand(parseArgv(['status', '--json']), json)).toBe(0);
+    expect(JSON.parse(json.stdout.text)).toMatchObject({ run: 'alive', pid, lock: { heartbeatAgeMs: 600_000 } });
   });
 
   it('says when no run is going on, with the last run and the task counts', async () => {

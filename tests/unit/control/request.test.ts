@@ -6,7 +6,8 @@ import { readRequest, requestPath, writeRequest } from '../../../lib/control/cha
 import { holderUid, requestControl } from '../../../lib/control/request.ts';
 import { formatLockInfo } from '../../../lib/lock.ts';
 
-const STARTED = '2026-11-22T02:00:00.000Z';
+/** The lock's time: after this process started, as in a lock its holder took (an earlier one names a reused PID). */
+const STARTED = new Date().toISOString();
 const UID = process.getuid?.() ?? -1;
 const NOW = Date.parse('2026-11-22T03:00:00.000Z');
 

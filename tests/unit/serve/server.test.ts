@@ -158,7 +158,7 @@ describe('ralph serve', () => {
     expect((await post({ action: 'explode' })).status).toBe(400);
     const none = await post({ action: 'pause' });
     expect([none.status, JSON.parse(none.body)]).toEqual([409, { ok: false, message: `no ralph run in progress in ${root}` }]);
-    writeFileSync(path.join(root, '.ralph.lock'), formatLockInfo({ pid: process.pid, startedAt: '2026-11-22T02:00:00.000Z', branch: 'main' }));
+    writeFileSync(path.join(root, '.ralph.lock'), formatLockInfo({ pid: process.pid, startedAt: new Date().toISOString(), branch: 'main' }));
     const paused = await post({ action: 'pause' });
     expect(paused.status).toBe(200);
     expect(readRequest(root, 'pause')?.request).toMatchObject({ kind: 'pause', by: `ralph serve (PID ${process.pid})`, target: { pid: process.pid } });
