@@ -130,7 +130,13 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
   }
 
   const info: LockInfo = { pid: process.pid, startedAt: options.now.toISOString(), branch: options.branch };
-  writeFileAtomic(file, formatLockInfo(info));
+  try {
+    writeFileAtomic(file, formatLockInfo(info));
+  } catch (error) {
+    // No room for the three lines (a full disk): the lock directory goes too, or it would hold the lock.
+    await releaseDir().catch(() => rmSync(dir, { recursive: true, force: true }));
+    throw error;
+  }
   let released = false;
   const ownsFile = (): boolean => readLockInfo(options.root)?.pid === process.pid;
   return {

@@ -21,7 +21,8 @@ const STACK = /^\s+at |Unhandled|node:internal|\.ts:\d+:\d+/m;
  */
 function runInNamespace(box: Sandbox, setup: string, args: string[], after = ''): Promise<{ code: number | null; stdout: string; stderr: string; after: string }> {
   const afterFile = path.join(box.root, 'after.txt');
-  const script = `set -e; cd "$1"; ${setup}; shift; set +e; "$@"; code=$?; { ${after || 'true'}; } > ${JSON.stringify(afterFile)} 2>&1; exit $code`;
+  // After the setup the shell enters the folder again by its path, so it sees what was mounted there.
+  const script = `set -e; cd "$1"; ${setup}; cd "$1"; shift; set +e; "$@"; code=$?; { ${after || 'true'}; } > ${JSON.stringify(afterFile)} 2>&1; exit $code`;
   const child = spawn('unshare', ['-m', 'sh', '-c', script, 'sh', box.repo, TSX, RALPH, ...args], { cwd: box.repo, env: box.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -53,6 +54,26 @@ describe('a disk that fills up during a run', () => {
     for (const pid of agentPids(sandbox)) expect(pidAlive(pid), `agent ${pid} still alive`).toBe(false);
     // Nothing lost: the task is open again for the next run, which works once there is room.
     expect(readPrdJson(sandbox).userStories.map((story) => story.status ?? story.passes)).not.toContain('completed');
+  });
+});
+
+describe('a disk already full when the run starts', () => {
+  it.skipIf(mounts.skip)(mounts.title('one line naming the file it could not write, and no lock left behind'), async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    // The repository on a small tmpfs of its own, filled to the last byte (dd is bounded: were the mount
+    // missing, it could not fill a real disk).
+    const full = `cp -a . ../copy && mount -t tmpfs -o size=1m tmpfs . && cd "$1" && cp -a ../copy/. . && rm -rf ../copy && (dd if=/dev/zero of=filler bs=4k count=512 2>/dev/null || true)`;
+    const result = await runInNamespace(sandbox, full, ['--json', ...FAST], 'ls -a; df -k . | tail -1');
+    expect(result.code, result.stderr).toBe(1);
+    const errors = result.stderr.split('\n').filter((line) => line.startsWith('ralph: '));
+    expect(errors).toHaveLength(1);
+    // ralph's own words, or git's when git is the first to need room (its index lock).
+    expect(errors[0]).toMatch(/^ralph: (the disk is full: cannot (write|create the folder|replace) \S+ \(ENOSPC\)|git status failed: fatal: .*(Out of diskspace|No space left on device))$/);
+    expect(result.stderr).not.toMatch(STACK);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'failed', exitCode: 1 });
+    // Inside the namespace, after the run: neither the lock file nor its folder is left.
+    expect(result.after).not.toMatch(/\.ralph\.lock/);
   });
 });
 
