@@ -1,4 +1,11 @@
-#!/usr/bin/env -S npx tsx
+#!/bin/sh
+//bin/sh -c :; exec node "$(dirname "$(readlink -f "$0")")/bin/ralph.mjs" "$@"
+// Run as a program (/path/to/ralph/ralph.ts, or a symlink to it), the two lines above are a shell script:
+// `//bin/sh -c :` does nothing (/bin/sh, which line 1 needs anyway; /bin/true is missing on macOS), then
+// node runs bin/ralph.mjs beside the real file (readlink -f: GNU, busybox, macOS 12.3+), which loads tsx
+// from ralph's own node_modules: `npx tsx` would look for it in the caller's folder, then the registry.
+// exec keeps the PID, so signals reach ralph and its exit code is the command's. To tsc and tsx (which
+// drops the #! line) line 2 is a comment.
 // Entry point: parse argv, run, set the exit code. Signals become one abort; a second Ctrl+C forces.
 import { main } from './lib/cli/main.ts';
 import { runForcedExitCleanups } from './lib/process/cleanup.ts';

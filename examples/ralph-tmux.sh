@@ -6,9 +6,11 @@
 #   examples/ralph-tmux.sh [SESSION] [RALPH OPTIONS…]     (run from your project's repository)
 #   tmux attach -t SESSION                                  (watch; detach again with Ctrl+B d)
 #
-# SESSION defaults to "ralph". RALPH overrides the command that starts ralph (split into words),
-# e.g. RALPH="node $HOME/src/ralph/bin/ralph.mjs". RALPH_SERVE_PORT sets the page's port (default 7420;
-# 0 picks a free one). Every pane starts in the current folder.
+# SESSION defaults to "ralph". ralph starts as `node RALPH_HOME/bin/ralph.mjs` (RALPH_HOME: the folder
+# above this script), which loads tsx from ralph's own node_modules, so it works from any repository,
+# offline. RALPH overrides that command (split into words), e.g. RALPH=ralph with an installed `ralph`
+# command. RALPH_SERVE_PORT sets the page's port (default 7420; 0 picks a free one). Every pane starts in
+# the current folder.
 set -euo pipefail
 
 session="${1:-ralph}"
@@ -28,7 +30,7 @@ ralph_home="${RALPH_HOME:-$(dirname "${here}")}"
 if [[ -n "${RALPH:-}" ]]; then
   read -r -a ralph <<<"${RALPH}"
 else
-  ralph=(npx tsx "${ralph_home}/ralph.ts")
+  ralph=(node "${ralph_home}/bin/ralph.mjs")
 fi
 
 # Each pane runs one shell command line; every word is quoted with printf %q, so nothing in the
@@ -48,4 +50,5 @@ tmux select-pane -t "=${session}:ralph.0"
 echo "ralph is running in tmux session '${session}' (in ${PWD})."
 echo "  watch:  tmux attach -t ${session}        (detach: Ctrl+B then d)"
 if [[ "${serve_port}" != 0 ]]; then echo "  page:   http://127.0.0.1:${serve_port}/   (over SSH: ssh -L ${serve_port}:127.0.0.1:${serve_port} HOST)"; fi
-echo "  steer:  ralph pause | ralph unpause | ralph stop (after this iteration) | ralph stop --now   (in ${PWD})"
+steer="$(quote "${ralph[@]}")"
+echo "  steer:  ${steer}pause | ${steer}unpause | ${steer}stop (after this iteration) | ${steer}stop --now   (in ${PWD})"

@@ -7,7 +7,9 @@ export function helpText(version: string): string {
   const lines = [
     `ralph ${version}: runs an AI coding agent in a fresh process, task by task, until the feature is done`,
     '',
-    'Usage: npx tsx ralph.ts [command] [options] [-- extra agent args]',
+    'Usage: ralph [command] [options] [-- extra agent args]',
+    '  ralph: /path/to/ralph/ralph.ts or node /path/to/ralph/bin/ralph.mjs from any folder, the `ralph` of',
+    '  npm link or npm install -g, or npx tsx ralph.ts inside ralph\'s own folder',
     '',
     'Commands:',
     '  run        run the loop (default)',

@@ -8,6 +8,7 @@ import { closeStep, makeSandbox, PROJECT, RALPH, scenario, seedBeads, standardEp
 
 const MAKEFILE = path.join(PROJECT, 'examples', 'Makefile');
 const TMUX_SCRIPT = path.join(PROJECT, 'examples', 'ralph-tmux.sh');
+const BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
 const make = needsTool('make');
 const tmux = needsTool('tmux');
 const FAST_FLAGS = '--retry-delay 10ms --retry-max-delay 50ms --kill-grace 500ms';
@@ -35,9 +36,9 @@ function run(bin: string, args: string[], options: { cwd: string; env: NodeJS.Pr
   });
 }
 
-/** make with ralph started through this project's own tsx (npx could reach for the registry). */
+/** make with the Makefile's own command for ralph (node on this checkout's bin/ralph.mjs). */
 function runMake(box: Sandbox, targets: string[], vars: Record<string, string> = {}): Promise<Result> {
-  const assignments = Object.entries({ RALPH: `${TSX} ${RALPH}`, ...vars }).map(([key, value]) => `${key}=${value}`);
+  const assignments = Object.entries(vars).map(([key, value]) => `${key}=${value}`);
   return run(make.bin(), ['--no-print-directory', '-f', MAKEFILE, ...targets, ...assignments], { cwd: box.repo, env: box.env });
 }
 
@@ -79,11 +80,11 @@ describe.skipIf(make.skip)(make.title('examples/Makefile'), () => {
     expect(result.code, result.stderr).toBe(0);
   });
 
-  it('by default starts ralph.ts from the checkout above examples/ through npx tsx', async () => {
+  it('by default starts bin/ralph.mjs of the checkout above examples/ with node', async () => {
     sandbox = makeSandbox();
     const result = await run(make.bin(), ['--no-print-directory', '-n', '-f', MAKEFILE, 'ralph', 'ralph-dry', 'ralph-status'], { cwd: sandbox.repo, env: sandbox.env });
     expect(result.code).toBe(0);
-    expect(result.stdout.trim().split('\n')).toEqual([`npx tsx ${RALPH}`, `npx tsx ${RALPH} --dry-run`, `npx tsx ${RALPH} status`]);
+    expect(result.stdout.trim().split('\n')).toEqual([`node ${BIN}`, `node ${BIN} --dry-run`, `node ${BIN} status`]);
   });
 });
 
@@ -96,7 +97,7 @@ describe('examples/ralph-tmux.sh', () => {
     const go = path.join(box.root, 'go-1');
     scenario(box, [closeStep('ws-9w6.2', { delayMs: 150, waitFile: go }), closeStep('ws-9w6.3', { delayMs: 150 }), closeStep('ws-9w6.4', { delayMs: 150 })]);
     // A private tmux server (its socket under the sandbox), so the user's own tmux is never touched.
-    const env: NodeJS.ProcessEnv = { ...box.env, PATH: tmux.pathWith(box.env.PATH), TMUX_TMPDIR: box.root, SHELL: '/bin/sh', TERM: 'xterm-256color', RALPH: `${TSX} ${RALPH}`, RALPH_SERVE_PORT: '0' };
+    const env: NodeJS.ProcessEnv = { ...box.env, PATH: tmux.pathWith(box.env.PATH), TMUX_TMPDIR: box.root, SHELL: '/bin/sh', TERM: 'xterm-256color', RALPH_SERVE_PORT: '0' };
     delete env.TMUX;
     const name = `ralph-test-${process.pid}-${Date.now()}`;
     const tmuxRun = (...args: string[]): string => execFileSync(bin, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -112,7 +113,8 @@ describe('examples/ralph-tmux.sh', () => {
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toContain(`tmux attach -t ${name}`);
     expect(tmuxRun('list-panes', '-t', `=${name}:ralph`, '-F', '#{pane_index}').trim().split('\n')).toEqual(['0', '1', '2']);
-    expect(started.stdout).toContain('steer:  ralph pause | ralph unpause | ralph stop (after this iteration) | ralph stop --now');
+    const command = `node ${BIN} `;
+    expect(started.stdout).toContain(`steer:  ${command}pause | ${command}unpause | ${command}stop (after this iteration) | ${command}stop --now`);
 
     const pane = (index: number): string => tmuxRun('capture-pane', '-p', '-J', '-S', '-', '-t', `=${name}:ralph.${index}`);
     await waitFor(() => /iteration 1\/50/.test(pane(0)), 30_000, `the run to start in pane 0:\n${pane(0)}`).catch((error: Error) => {

@@ -84,6 +84,8 @@ function gitStatus(): string[] {
 export default async function setup(): Promise<() => Promise<void>> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-suite-'));
   const outside = { TMPDIR: process.env.TMPDIR, HOME: process.env.HOME };
+  // The HOME the suite was started in, for what is found from it: npm's cache (the packed-package test).
+  if (outside.HOME) process.env.RALPH_TEST_OUTSIDE_HOME = outside.HOME;
   process.env.TMPDIR = root;
   mkdirSync(path.join(root, HOME));
   process.env.HOME = path.join(root, HOME);
@@ -109,6 +111,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     process.off('exit', onInterrupt);
     await bdServer.stop();
     delete process.env.FAKE_BD_SERVER;
+    delete process.env.RALPH_TEST_OUTSIDE_HOME;
     for (const [key, value] of Object.entries(outside)) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
