@@ -18,10 +18,10 @@ for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     if (signals > 1) {
       process.stderr.write(`ralph: ${name} again: forcing exit\n`);
       runForcedExitCleanups();
-      process.exit(name === 'SIGTERM' ? 143 : 130);
+      process.exit(name === 'SIGTERM' ? 143 : name === 'SIGHUP' ? 129 : 130);
     }
     process.stderr.write(`ralph: ${name} received: stopping (again to force)\n`);
-    controller.abort(name === 'SIGHUP' ? 'SIGTERM' : name);
+    controller.abort(name);
   });
 }
 process.on('exit', runForcedExitCleanups);

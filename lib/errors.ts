@@ -3,6 +3,7 @@ export const ExitCode = {
   complete: 0,
   failure: 1,
   limit: 2,
+  hungUp: 129,
   interrupted: 130,
   terminated: 143,
 } as const;
@@ -46,12 +47,12 @@ export class PrerequisiteError extends RalphError {
   }
 }
 
-/** The run was stopped by a signal; carries 130 (SIGINT) or 143 (SIGTERM). */
+/** The run was stopped by a signal; carries 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal went away). */
 export class InterruptedError extends RalphError {
   readonly signal: NodeJS.Signals;
   constructor(signal: NodeJS.Signals) {
     super(`interrupted by ${signal}`, {
-      exitCode: signal === 'SIGTERM' ? ExitCode.terminated : ExitCode.interrupted,
+      exitCode: signal === 'SIGTERM' ? ExitCode.terminated : signal === 'SIGHUP' ? ExitCode.hungUp : ExitCode.interrupted,
     });
     this.name = 'InterruptedError';
     this.signal = signal;
@@ -71,7 +72,7 @@ export class StopRequestedError extends InterruptedError {
 export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason;
-  if (reason === 'SIGINT' || reason === 'SIGTERM') return new InterruptedError(reason);
+  if (reason === 'SIGINT' || reason === 'SIGTERM' || reason === 'SIGHUP') return new InterruptedError(reason);
   return new InterruptedError('SIGINT');
 }
 

@@ -42,6 +42,7 @@ export function helpText(version: string): string {
     '  0    all tasks complete',
     '  1    failure: prerequisite missing, lock held, agent still failing after retries, no task can make progress',
     '  2    iteration limit (or --max-cost budget) reached with tasks remaining',
+    '  129  hung up (SIGHUP: the terminal, ssh session or tmux pane went away)',
     '  130  interrupted by Ctrl+C (SIGINT), or stopped by ralph stop',
     '  143  terminated by SIGTERM',
   );

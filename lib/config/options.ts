@@ -62,6 +62,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'isolate', kind: 'boolean', group: 'Containment', help: "start the agent without the user's own hooks, plugins and MCP servers, where its CLI allows (README: Containment)" },
   { name: 'redact', kind: 'boolean', group: 'Containment', defaultText: 'on', help: 'replace secrets (values of *KEY* *TOKEN* *SECRET* *PASSWORD* *CREDENTIAL* variables, known token shapes) by [redacted:NAME] in everything ralph prints or writes; --no-redact to turn off' },
   { name: 'redact-env', kind: 'list', group: 'Containment', arg: 'NAME', help: 'another environment variable whose value is secret (repeatable; * globs, e.g. DATABASE_URL or *_DSN)' },
+  { name: 'heartbeat', kind: 'duration', group: 'Output', arg: 'DURATION', defaultText: '5m', help: "off a terminal, a 'still working' line (task, time so far, last output) when nothing was printed for this long; 0: none" },
   { name: 'json', kind: 'boolean', group: 'Output', help: 'print one JSON summary on stdout' },
   { name: 'quiet', short: 'q', kind: 'boolean', group: 'Output', help: 'only iteration summaries and the result' },
   { name: 'verbose', short: 'v', kind: 'boolean', group: 'Output', help: "add the agent's full text" },

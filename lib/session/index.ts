@@ -83,6 +83,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   try {
     prepared = await prepare(parsed, deps, warn);
     json = prepared.config.json;
+    const heartbeat = prepared.config.extra.get('heartbeat') as number | undefined;
+    if (heartbeat !== undefined) view.setHeartbeat?.(heartbeat);
     redactor = new Redactor({ env: deps.env, enabled: prepared.config.extra.get('redact') !== false, names: prepared.config.extra.get('redact-env') as string[] | undefined });
     const { config, source, root } = prepared;
     if (config.dryRun) {

@@ -4,7 +4,7 @@ import type { Output } from '../deps.ts';
 import type { EventSink, RunEvent } from '../events.ts';
 import { describeState, RunTracker, type RunStatusFile } from '../progress/state.ts';
 import { paint, useColor } from './colour.ts';
-import { LineView } from './plain.ts';
+import { DEFAULT_HEARTBEAT_MS, LineView } from './plain.ts';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 /** Back to column 0 and erase the line: how the status line is removed before anything else is printed. */
@@ -159,8 +159,8 @@ export interface CreateViewOptions {
 }
 
 /** The live view on a capable terminal, plain timestamped lines everywhere else (pipes, CI, TERM=dumb). */
-export function createView(opts: CreateViewOptions): EventSink & { clear?(): void } {
+export function createView(opts: CreateViewOptions): EventSink & { clear?(): void; setHeartbeat?(ms: number): void } {
   const color = useColor(opts.out, opts.env);
   if (opts.out.isTTY && opts.env.TERM !== 'dumb') return new LiveView({ out: opts.out, color, quiet: opts.quiet, verbose: opts.verbose, now: opts.now });
-  return new LineView({ out: opts.out, color, quiet: opts.quiet, verbose: opts.verbose });
+  return new LineView({ out: opts.out, color, quiet: opts.quiet, verbose: opts.verbose, now: opts.now, heartbeatMs: DEFAULT_HEARTBEAT_MS });
 }

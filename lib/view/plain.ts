@@ -12,7 +12,14 @@ export interface ViewOptions {
   color: boolean;
   quiet: boolean;
   verbose: boolean;
+  /** The clock for heartbeat lines (default Date.now). */
+  now?: () => number;
+  /** See setHeartbeat(); default 0 (off): the TTY view has a status line instead. */
+  heartbeatMs?: number;
 }
+
+/** Off a TTY, a line this often while an iteration runs and nothing was printed (option `heartbeat`). */
+export const DEFAULT_HEARTBEAT_MS = 5 * 60_000;
 
 
 /** The line-oriented renderer: one timestamped line per event, safe for tmux logs, Makefiles and CI. */
@@ -22,7 +29,42 @@ export class LineView implements EventSink {
   private pending = '';
   /** The worker of each running iteration (several workers): their lines say whose they are. */
   private readonly workers = new Map<number, number>();
-  constructor(private readonly options: ViewOptions) {}
+  /** Running iterations: their task, start and last output (for the heartbeat line). */
+  private readonly running = new Map<number, { task: string; startedAt: number; lastOutputAt: number; last: string }>();
+  private lastLineAt = 0;
+  private beat: NodeJS.Timeout | undefined;
+  private heartbeatMs = 0;
+
+  constructor(private readonly options: ViewOptions) {
+    this.setHeartbeat(options.heartbeatMs ?? 0);
+  }
+
+  /**
+   * While an iteration runs and nothing was printed for `ms` (a silent agent, or --quiet), a line says it is
+   * still at work: task, time so far, its last output. Plain logs in tmux or CI then never look hung. 0: off.
+   */
+  setHeartbeat(ms: number): void {
+    this.heartbeatMs = ms;
+    if (this.beat) clearInterval(this.beat);
+    this.beat = undefined;
+    if (ms <= 0) return;
+    this.beat = setInterval(() => this.heartbeat(), Math.max(50, Math.min(ms / 4, 30_000)));
+    this.beat.unref();
+  }
+
+  private heartbeat(): void {
+    const now = (this.options.now ?? Date.now)();
+    if (this.running.size === 0 || now - this.lastLineAt < this.heartbeatMs) return;
+    for (const [iteration, run] of this.running) {
+      const last = run.last ? `; last output ${formatDuration(now - run.lastOutputAt)} ago: ${run.last}` : '; no output yet';
+      this.line(`still working: iteration ${iteration}${this.tag(iteration)} ${run.task} for ${formatDuration(now - run.startedAt)}${last}`, now, 'dim');
+    }
+  }
+
+  close(): void {
+    if (this.beat) clearInterval(this.beat);
+    this.beat = undefined;
+  }
 
   private paint(colour: Colour, text: string): string {
     return paint(this.options.color, colour, text);
@@ -39,6 +81,7 @@ export class LineView implements EventSink {
       this.stampText = dayjs(at).format('YYYY-MM-DD HH:mm:ss');
     }
     const stamp = this.paint('dim', this.stampText);
+    this.lastLineAt = at;
     this.options.out.write(`${stamp} ${colour ? this.paint(colour, text) : text}\n`);
   }
 
@@ -62,12 +105,22 @@ export class LineView implements EventSink {
         this.line(`warning: ${event.message}`, at, 'yellow');
         break;
       case 'iteration_start':
+        this.running.set(event.iteration, { task: event.task.id, startedAt: at, lastOutputAt: at, last: '' });
+        // A period of silence is counted from the start of an iteration at the earliest (--quiet prints no line for it).
+        this.lastLineAt = Math.max(this.lastLineAt, at);
         if (event.worker !== undefined) this.workers.set(event.iteration, event.worker);
         if (!quiet) this.line(`iteration ${event.iteration}/${event.maxIterations}${this.tag(event.iteration)}: ${event.task.id} ${event.task.title}`, at, 'cyan');
         break;
-      case 'agent':
+      case 'agent': {
+        const run = this.running.get(event.iteration);
+        const said = run && lastOutput(event.event);
+        if (run && said) {
+          run.last = said;
+          run.lastOutputAt = at;
+        }
         if (!quiet) this.agentEvent(event.event, at, this.tag(event.iteration));
         break;
+      }
       case 'attempt_failed':
         this.line(`attempt ${event.attempt} failed (${event.kind}): ${event.reason}`, at, 'yellow');
         break;
@@ -106,10 +159,12 @@ export class LineView implements EventSink {
         const outcome = record.outcome === 'no_change' ? 'no change' : record.outcome;
         const done = record.tasksDone.length > 0 ? `, done: ${record.tasksDone.join(' ')}` : '';
         this.workers.delete(record.iteration);
+        this.running.delete(record.iteration);
         this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${record.outcome === 'pass' ? '' : ` (${record.reason})`}`, at, colour);
         break;
       }
       case 'session_end': {
+        this.close();
         const summary = event.summary;
         // A run that never started already printed its error; one line is enough.
         if (!this.started && summary.status === 'failed') break;
@@ -162,4 +217,11 @@ export class LineView implements EventSink {
         break;
     }
   }
+}
+
+/** What an agent event shows of its progress, in a few words; undefined for events that show none. */
+function lastOutput(event: import('../agents/types.ts').AgentEvent): string | undefined {
+  if (event.kind === 'tool_call') return oneLine(`↳ ${event.name}${event.summary ? `: ${event.summary}` : ''}`, 120);
+  if (event.kind === 'text' && event.text.trim()) return oneLine(`│ ${event.text}`, 120);
+  return undefined;
 }

@@ -300,7 +300,7 @@ describe('the lock', () => {
 });
 
 describe('signals', () => {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
     it(`${signal} mid-iteration kills the agent tree, releases the lock and exits ${code}`, async () => {
       sandbox = makeSandbox();
       seedBeads(sandbox, standardEpic(2));
