@@ -92,6 +92,19 @@ function harness(root = temp(), uid = process.getuid?.() ?? -1, pollMs = 60_000)
   return h;
 }
 
+/** Resolves with `promise`, or fails naming `what` when it has not settled within `ms`. */
+async function within<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const own = (kind: 'stop' | 'pause', extra: Partial<ControlRequest> = {}): ControlRequest => request(kind, { uid: process.getuid?.() ?? -1, ...extra });
 
 describe('createControl', () => {
@@ -143,14 +156,23 @@ describe('createControl', () => {
     expect(h.events.map((event) => event.type)).not.toContain('resumed');
   });
 
-  it('Ctrl+C wakes a held loop', async () => {
+  it('Ctrl+C wakes a held loop: the wait ends at once, the pause still stands, and a later wait does not block', async () => {
+    // Requests are looked for once a minute here: only the abort can end the wait within the deadline.
     const h = harness();
     writeRequest(h.root, own('pause'));
-    h.control.gate(0, 1);
-    const changed = h.control.changed();
+    expect(h.control.gate(0, 1)).toEqual({ hold: true });
+    let woke = false;
+    const changed = h.control.changed().then(() => (woke = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(woke, 'the held wait ended with nothing to wake it').toBe(false);
     h.abort.abort('SIGINT');
-    await changed;
-    await h.control.changed();
+    await within(changed, 'the held wait to end after Ctrl+C');
+    // Ctrl+C is no unpause: the loop still may not start an iteration, and nothing says it resumed; the
+    // loop ends the run on the aborted signal itself.
+    expect(h.control.gate(0, 1)).toEqual({ hold: true });
+    expect(h.events.map((event) => (event.type === 'control' ? `control ${event.request}` : event.type))).toEqual(['control pause', 'paused']);
+    // The loop asks again after waking: once the run is interrupted, no wait may hold it.
+    await within(h.control.changed(), 'a wait after Ctrl+C to end at once');
   });
 
   it('ignores and removes a request written by another user', () => {
