@@ -138,8 +138,9 @@ describe('createControl', () => {
     expect(h.control.gate(0, 1)).toEqual({ hold: true });
     const changed = h.control.changed();
     expect(h.control.changed()).toBe(changed);
-    setTimeout(() => clearRequest(h.root, 'pause'), 50);
-    await changed;
+    // The loop waits on `changed` from here on; the next look at the channel (every 20 ms) finds the unpause.
+    clearRequest(h.root, 'pause');
+    await within(changed, 'the wait to end on unpause');
     expect(h.control.gate(0, 1)).toEqual({ hold: false });
     expect(h.events.map((event) => (event.type === 'control' ? `control ${event.request}` : event.type))).toEqual(['control pause', 'paused', 'control unpause', 'resumed']);
     expect(h.events[1]).toEqual({ type: 'paused', since: Date.parse('2026-11-22T02:05:00.000Z') });
@@ -150,8 +151,8 @@ describe('createControl', () => {
     writeRequest(h.root, own('pause'));
     expect(h.control.gate(0, 2)).toEqual({ hold: true });
     const changed = h.control.changed();
-    setTimeout(() => writeRequest(h.root, own('stop')), 50);
-    await changed;
+    writeRequest(h.root, own('stop'));
+    await within(changed, 'the wait to end on the stop');
     expect(h.control.gate(0, 2)).toEqual({ hold: true, stop: 'stopped on request after iteration 2' });
     expect(h.events.map((event) => event.type)).not.toContain('resumed');
   });
@@ -242,6 +243,8 @@ describe('wrapUsageWait', () => {
 
   it('a stop arriving during the wait ends it early', async () => {
     const h = harness(temp(), process.getuid?.() ?? -1, 20);
+    let waiting!: () => void;
+    const inWait = new Promise<void>((resolve) => (waiting = resolve));
     const long: UsageWait = {
       until: undefined,
       pending: undefined,
@@ -251,12 +254,14 @@ describe('wrapUsageWait', () => {
           clearTimeout(timer);
           reject(new Error('aborted'));
         });
+        waiting();
       }),
     };
-    const started = Date.now();
-    setTimeout(() => writeRequest(h.root, own('stop')), 50);
-    await expect(h.control.wrapUsageWait(long).wait(req(h.abort.signal))).rejects.toBeInstanceOf(StopRequestedError);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    const ending = h.control.wrapUsageWait(long).wait(req(h.abort.signal)).catch((caught: unknown) => caught);
+    await within(inWait, 'the usage-limit wait to start');
+    writeRequest(h.root, own('stop'));
+    // Well before the 30 s the wait would take.
+    expect(await within(ending, 'the stop to end the wait', 5_000)).toBeInstanceOf(StopRequestedError);
   });
 
   it('holds after the reset while paused', async () => {
