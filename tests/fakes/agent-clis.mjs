@@ -14,7 +14,10 @@ import { fileURLToPath } from 'node:url';
 const recordings = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'recordings');
 const recorded = (file) => readFileSync(path.join(recordings, file), 'utf8');
 
-/** Commander's refusal (Claude Code, Copilot: `error: unknown option '--cwd'`, exit 1). */
+/**
+ * Commander's refusal, exit 1: `error: unknown option '--cwd'` (Claude Code, as users reported it in
+ * anthropics/claude-code#7333; Copilot adds its help hint, github/copilot-cli#1399). Not in the recordings.
+ */
 const commander = (after = '') => (flag) => ({ stderr: `error: unknown option '${flag}'\n${after}`, exit: 1 });
 
 /**
@@ -100,8 +103,9 @@ export const CLIS = {
       '--output-format': true,
       '--extensions': true,
     },
-    // yargs in strict mode: the usage, then the argument without its dashes.
-    unknown: (flag) => ({ stderr: `Usage: gemini [options] [command]\n\nUnknown argument: ${flag.replace(/^-+/, '')}\n`, exit: 1 }),
+    // yargs in strict mode: the argument without its dashes, then the usage (as users reported it,
+    // google-gemini/gemini-cli#26572; not in the recordings).
+    unknown: (flag) => ({ stderr: `Unknown argument: ${flag.replace(/^-+/, '')}\nUsage: gemini [options] [command]\n`, exit: 1 }),
     check({ seen, env }) {
       if (!seen.has('--skip-trust') && env.GEMINI_CLI_TRUST_WORKSPACE !== 'true') return { stderr: recorded('gemini-notrust.err'), exit: 55 };
       return undefined;
@@ -119,7 +123,9 @@ export const CLIS = {
       '-C': true,
       '--ignore-user-config': false,
     },
-    // clap's usage error (`codex exec --full-auto`, reference/agent-clis.md: "unexpected argument"), exit 2.
+    // clap's usage error, exit 2: reference/agent-clis.md names its words ("unexpected argument", for
+    // `--full-auto` and `--max-turns`); the whole text and the exit code as users reported them.
+    // (`codex exec --full-auto`, reference/agent-clis.md: "unexpected argument"), exit 2.
     unknown: (flag) => ({
       stderr: `error: unexpected argument '${flag}' found\n\n  tip: to pass '${flag}' as a value, use '-- ${flag}'\n\nUsage: codex exec [OPTIONS] [PROMPT]\n       codex exec [OPTIONS] <COMMAND> [ARGS]\n\nFor more information, try '--help'.\n`,
       exit: 2,
