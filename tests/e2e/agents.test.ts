@@ -113,6 +113,21 @@ describe('time bounds and the process tree', () => {
     expect(result.stderr).toMatch(/hint: /);
   });
 
+  // The fake agent refuses what the real CLI refuses (tests/fakes/agent-clis.mjs), here a flag passed after --.
+  it.each([
+    ['claude', "error: unknown option '--no-such-flag'"],
+    ['codex', "error: unexpected argument '--no-such-flag' found"],
+  ])('stops at once, with the CLI\'s words, when the %s CLI refuses a flag', async (agent, words) => {
+    sandbox = makeSandbox({ agents: [agent] });
+    seedBeads(sandbox, standardEpic(1));
+    const result = await runRalph(sandbox, ['--agent', agent, ...FAST, '--', '--no-such-flag']);
+    expect(result.code, result.stderr).toBe(1);
+    expect(agentCalls(sandbox)).toHaveLength(1);
+    expect(agentCalls(sandbox)[0]!.argv).toContain('--no-such-flag');
+    expect(result.stderr).toContain(`agent setup error: ${words}`);
+    expect(result.stderr).toMatch(/hint: the agent CLI rejected a flag; check extra arguments after --/);
+  });
+
   it('names the supported agents for an unknown one', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));

@@ -325,7 +325,8 @@ describe('signals', () => {
     const run = startRalph(sandbox, ['--kill-grace', '30s']);
     await waitFor(() => agentPids(sandbox).length >= 1, 20_000, 'agent');
     signalRalph(sandbox, 'SIGINT');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The second signal only after ralph took the first (two sent at once can arrive as one).
+    await waitFor(() => run.output().stderr.includes('ralph: SIGINT received: stopping (again to force)'), 20_000, 'ralph to take the first SIGINT');
     const started = Date.now();
     signalRalph(sandbox, 'SIGINT');
     const result = await run.done;

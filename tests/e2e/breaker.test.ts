@@ -1,7 +1,7 @@
 // The no-progress breaker end to end: a loop that gets nowhere stops early with exit 1 and says which
 // task never finished; a loop that changes files on its way to finishing a task is left alone.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, closeStep, FAST, makeSandbox, readBeads, runRalph, scenario, seedBeads, standardEpic, type Sandbox } from './helpers.ts';
@@ -35,7 +35,7 @@ describe('the no-progress breaker, beads mode', () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(2));
     // Beads keeps its issues in git in most projects; a note on a bead then changes a tracked file.
-    writeFileSync(path.join(sandbox.repo, '.gitignore'), '.ralph/\n.ralph.lock\n');
+    rmSync(path.join(sandbox.repo, '.gitignore'));
     commitAll(sandbox, 'track beads');
     scenario(sandbox, [{ run: [['bd', 'update', 'ws-9w6.2', '--notes', 'looked at it', '--json']], ...idle }]);
     const result = await runRalph(sandbox, ['--json', '--max-no-progress', '3', ...FAST]);

@@ -71,7 +71,9 @@ export function makeSandbox(options: SandboxOptions = {}): Sandbox {
   const setupEnv = { ...env, GIT_AUTHOR_NAME: 'Ralph Test', GIT_AUTHOR_EMAIL: 'ralph@example.test', GIT_COMMITTER_NAME: 'Ralph Test', GIT_COMMITTER_EMAIL: 'ralph@example.test' };
   git(repo, ['init', '-q', '-b', options.branch ?? '001-ralph-automation'], setupEnv);
   writeFileSync(path.join(repo, 'README.md'), '# sample project\n');
-  writeFileSync(path.join(repo, '.gitignore'), '.ralph/\n.ralph.lock\n.beads/\n');
+  // Nothing of ralph's own here: ralph keeps .ralph/ and its lock out of git by itself (.git/info/exclude,
+  // .ralph/.gitignore), and a project's .gitignore would hide it if it did not.
+  writeFileSync(path.join(repo, '.gitignore'), '.beads/\n');
   git(repo, ['add', '-A'], setupEnv);
   git(repo, ['commit', '-q', '-m', 'initial'], setupEnv);
   return {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitAll, prdHistory, prdProject, report, SNARK } from './projects.ts';
@@ -129,6 +129,52 @@ describe('PRD mode, end to end', () => {
     expect(new Set(numbers).size).toBe(numbers.length);
     expect(prdHistory(sandbox)[0]).toMatchObject({ completionStatus: 'interrupted' });
     expect(JSON.parse(resumed.stdout).records.map((r: { iteration: number }) => r.iteration)).toEqual([2, 3]);
+  });
+});
+
+describe("ralph's own files and git", () => {
+  /** Every path any commit touched, and what `git status` shows, of ralph's own files. */
+  const ownPaths = (box: Sandbox): { committed: string[]; status: string[] } => {
+    const own = (lines: string) => lines.split('\n').filter((line) => /(^|\s|\/)\.ralph(\/|\.lock|$)/.test(line));
+    return {
+      committed: own(execFileSync('git', ['log', '--all', '--format=', '--name-only'], { cwd: box.repo, encoding: 'utf8' })),
+      status: own(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: box.repo, encoding: 'utf8' })),
+    };
+  };
+
+  it("keeps them out of every commit, the agent's own `git add -A` included, with nothing about them in the project's .gitignore", async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    expect(readFileSync(path.join(sandbox.repo, '.gitignore'), 'utf8')).not.toMatch(/ralph/);
+    // An agent that commits its own work, as agents do, while the run's lock and logs are there.
+    const agentCommit = [['node', '-e', "require('fs').writeFileSync('agent.txt', 'work\\n')"], ['git', 'add', '-A'], ['git', 'commit', '-qm', 'agent: its own commit']];
+    scenario(sandbox, [
+      { run: agentCommit, lines: [report('completed')] },
+      { write: { 'app.txt': 'two\n' }, lines: [report('completed')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/fake-agent: .* failed/);
+    expect(gitLog(sandbox, '%s')).toMatch(/^ralph: US-002 Second story\nralph: US-001 First story\nagent: its own commit\n/);
+    // There was something to leave out: the run's logs are there.
+    expect(existsSync(path.join(sandbox.repo, '.ralph', 'logs'))).toBe(true);
+    expect(ownPaths(sandbox)).toEqual({ committed: [], status: [] });
+  });
+
+  it('keeps .ralph/ out of git status when .git/info/exclude cannot be written', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    // The exclude file is a link to a folder that does not exist: git reads nothing from it, ralph cannot add to it.
+    const exclude = path.join(sandbox.repo, '.git', 'info', 'exclude');
+    rmSync(exclude, { force: true });
+    symlinkSync(path.join(sandbox.root, 'missing', 'exclude'), exclude);
+    scenario(sandbox, [{ write: { 'app.txt': 'one\n' }, lines: [report('completed')] }]);
+    const result = await runRalph(sandbox, ['--json', '--max-iterations', '1', ...FAST]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/could not add ralph's files to \.git\/info\/exclude/);
+    expect(gitLog(sandbox, '%s')).toMatch(/^ralph: US-001 First story\n/);
+    expect(existsSync(path.join(sandbox.repo, '.ralph', 'logs'))).toBe(true);
+    expect(ownPaths(sandbox)).toEqual({ committed: [], status: [] });
   });
 });
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A scripted stand-in for every agent CLI (claude, codex, gemini, …), replaying recorded real output.
-// It logs each call (argv, stdin, selected env) to FAKE_AGENT_LOG and follows FAKE_AGENT_SCENARIO:
+// It logs each call (argv, stdin, selected env) to FAKE_AGENT_LOG; then, named after a CLI it knows, it
+// refuses what that CLI refuses (tests/fakes/agent-clis.mjs); then it follows FAKE_AGENT_SCENARIO:
 //   { "steps": [step, …] }   call n uses steps[n] (the last step repeats)
 //   { "byPrompt": [{ "match": "US-001", "steps": [step, …] }, …] }   the first entry whose `match` occurs in
 //     the prompt (stdin or argv) wins; its k-th matching call uses its steps[k] (several agents run at once
@@ -32,6 +33,7 @@ import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, ex
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { refusal } from './agent-clis.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const recordings = path.join(here, '..', 'fixtures', 'recordings');
@@ -61,10 +63,12 @@ if (env.FAKE_AGENT_LOG) {
   appendFileSync(env.FAKE_AGENT_LOG, JSON.stringify({ name, call, argv: args, stdin, cwd: process.cwd(), env: picked, pid: process.pid, time: new Date().toISOString() }) + '\n');
 }
 
-// Like the real claude: refuses to skip permissions as root outside a declared sandbox.
-if (name === 'claude' && args.includes('--dangerously-skip-permissions') && process.getuid?.() === 0 && env.IS_SANDBOX !== '1') {
-  process.stderr.write('--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n');
-  process.exit(1);
+// Like the real CLI of its name: refuses a flag it does not know and the combinations it rejects (skipping
+// permissions as root outside a declared sandbox, stream-json without --verbose, …), before doing anything.
+const refused = refusal(name, args, { env, cwd: process.cwd(), uid: process.getuid?.() });
+if (refused) {
+  process.stderr.write(refused.stderr);
+  process.exit(refused.exit);
 }
 
 let scenario = { steps: [{ replay: 'claude-ok.jsonl' }] };

@@ -152,11 +152,19 @@ describe('runGates', () => {
     expect(processAlive(pid)).toBe(false);
   });
 
-  it('stops on abort and throws the interruption', async () => {
+  it('stops on abort and throws the interruption; the gates after it do not run', async () => {
+    const dir = project(undefined);
+    const started = path.join(dir, 'slow-started');
+    const ran = path.join(dir, 'never-ran');
+    const mark = (file: string, then = ''): string => `${NODE} -e ${JSON.stringify(`require('fs').writeFileSync(process.argv[1], ''); ${then}`)} ${JSON.stringify(file)}`;
     const controller = new AbortController();
-    const pending = run([{ name: 'slow', command: node('setTimeout(() => {}, 30000)') }, { name: 'never', command: node('') }], { signal: controller.signal, graceMs: 500 });
-    setTimeout(() => controller.abort('SIGINT'), 300);
+    const pending = run([{ name: 'slow', command: mark(started, 'setTimeout(() => {}, 30000)') }, { name: 'never', command: mark(ran) }], { signal: controller.signal, graceMs: 500 });
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(started) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(existsSync(started), 'the slow gate to start').toBe(true);
+    controller.abort('SIGINT');
     await expect(pending).rejects.toBeInstanceOf(InterruptedError);
+    expect(existsSync(ran)).toBe(false);
   });
 
   it('stops a hanging gate and its SIGTERM-ignoring grandchild on abort, then throws the interruption', async () => {

@@ -92,6 +92,19 @@ function harness(root = temp(), uid = process.getuid?.() ?? -1, pollMs = 60_000)
   return h;
 }
 
+/** Resolves with `promise`, or fails naming `what` when it has not settled within `ms`. */
+async function within<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const own = (kind: 'stop' | 'pause', extra: Partial<ControlRequest> = {}): ControlRequest => request(kind, { uid: process.getuid?.() ?? -1, ...extra });
 
 describe('createControl', () => {
@@ -125,8 +138,9 @@ describe('createControl', () => {
     expect(h.control.gate(0, 1)).toEqual({ hold: true });
     const changed = h.control.changed();
     expect(h.control.changed()).toBe(changed);
-    setTimeout(() => clearRequest(h.root, 'pause'), 50);
-    await changed;
+    // The loop waits on `changed` from here on; the next look at the channel (every 20 ms) finds the unpause.
+    clearRequest(h.root, 'pause');
+    await within(changed, 'the wait to end on unpause');
     expect(h.control.gate(0, 1)).toEqual({ hold: false });
     expect(h.events.map((event) => (event.type === 'control' ? `control ${event.request}` : event.type))).toEqual(['control pause', 'paused', 'control unpause', 'resumed']);
     expect(h.events[1]).toEqual({ type: 'paused', since: Date.parse('2026-11-22T02:05:00.000Z') });
@@ -137,20 +151,29 @@ describe('createControl', () => {
     writeRequest(h.root, own('pause'));
     expect(h.control.gate(0, 2)).toEqual({ hold: true });
     const changed = h.control.changed();
-    setTimeout(() => writeRequest(h.root, own('stop')), 50);
-    await changed;
+    writeRequest(h.root, own('stop'));
+    await within(changed, 'the wait to end on the stop');
     expect(h.control.gate(0, 2)).toEqual({ hold: true, stop: 'stopped on request after iteration 2' });
     expect(h.events.map((event) => event.type)).not.toContain('resumed');
   });
 
-  it('Ctrl+C wakes a held loop', async () => {
+  it('Ctrl+C wakes a held loop: the wait ends at once, the pause still stands, and a later wait does not block', async () => {
+    // Requests are looked for once a minute here: only the abort can end the wait within the deadline.
     const h = harness();
     writeRequest(h.root, own('pause'));
-    h.control.gate(0, 1);
-    const changed = h.control.changed();
+    expect(h.control.gate(0, 1)).toEqual({ hold: true });
+    let woke = false;
+    const changed = h.control.changed().then(() => (woke = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(woke, 'the held wait ended with nothing to wake it').toBe(false);
     h.abort.abort('SIGINT');
-    await changed;
-    await h.control.changed();
+    await within(changed, 'the held wait to end after Ctrl+C');
+    // Ctrl+C is no unpause: the loop still may not start an iteration, and nothing says it resumed; the
+    // loop ends the run on the aborted signal itself.
+    expect(h.control.gate(0, 1)).toEqual({ hold: true });
+    expect(h.events.map((event) => (event.type === 'control' ? `control ${event.request}` : event.type))).toEqual(['control pause', 'paused']);
+    // The loop asks again after waking: once the run is interrupted, no wait may hold it.
+    await within(h.control.changed(), 'a wait after Ctrl+C to end at once');
   });
 
   it('ignores and removes a request written by another user', () => {
@@ -220,6 +243,8 @@ describe('wrapUsageWait', () => {
 
   it('a stop arriving during the wait ends it early', async () => {
     const h = harness(temp(), process.getuid?.() ?? -1, 20);
+    let waiting!: () => void;
+    const inWait = new Promise<void>((resolve) => (waiting = resolve));
     const long: UsageWait = {
       until: undefined,
       pending: undefined,
@@ -229,12 +254,14 @@ describe('wrapUsageWait', () => {
           clearTimeout(timer);
           reject(new Error('aborted'));
         });
+        waiting();
       }),
     };
-    const started = Date.now();
-    setTimeout(() => writeRequest(h.root, own('stop')), 50);
-    await expect(h.control.wrapUsageWait(long).wait(req(h.abort.signal))).rejects.toBeInstanceOf(StopRequestedError);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    const ending = h.control.wrapUsageWait(long).wait(req(h.abort.signal)).catch((caught: unknown) => caught);
+    await within(inWait, 'the usage-limit wait to start');
+    writeRequest(h.root, own('stop'));
+    // Well before the 30 s the wait would take.
+    expect(await within(ending, 'the stop to end the wait', 5_000)).toBeInstanceOf(StopRequestedError);
   });
 
   it('holds after the reset while paused', async () => {

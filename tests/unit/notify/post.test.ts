@@ -53,8 +53,11 @@ describe('post', () => {
     expect(await post(`http://127.0.0.1:${port}/`, '{}', {}, options())).toEqual({ ok: false, error: 'ECONNREFUSED' });
     const hang = await serve('hang');
     const abort = new AbortController();
+    const arrived = new Promise((resolve) => server!.once('request', resolve));
     const pending = post(hang.url, '{}', {}, options(10_000, abort.signal));
-    setTimeout(() => abort.abort(), 50);
+    // Abandoned while the server holds the request, not before it was sent.
+    await arrived;
+    abort.abort();
     expect(await pending).toEqual({ ok: false, error: 'abandoned at exit' });
     expect(await post('not a url', '{}', {}, options())).toEqual({ ok: false, error: 'invalid URL' });
   });

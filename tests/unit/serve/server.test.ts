@@ -50,8 +50,11 @@ function request(url: string, options: { method?: string; headers?: Record<strin
   });
 }
 
-/** Reads server-sent events until `until` accepts one; resolves with every state received. */
-function sse(url: string, until: (state: PageState) => boolean): Promise<PageState[]> {
+/**
+ * Reads server-sent events until `until` accepts one; resolves with every state received. `onFirst` runs
+ * once the first state came: the stream is open, what changes after it is news to the page.
+ */
+function sse(url: string, until: (state: PageState) => boolean, onFirst?: () => void): Promise<PageState[]> {
   return new Promise((resolve, reject) => {
     const states: PageState[] = [];
     const req = http.get(`${url}events`, { agent: false }, (response) => {
@@ -67,6 +70,7 @@ function sse(url: string, until: (state: PageState) => boolean): Promise<PageSta
           if (!data) continue;
           const state = JSON.parse(data.slice(6)) as PageState;
           states.push(state);
+          if (states.length === 1) onFirst?.();
           if (until(state)) {
             req.destroy();
             resolve(states);
@@ -103,16 +107,14 @@ describe('ralph serve', () => {
     const server = await serve(root);
     const initial = JSON.parse((await request(`${server.url}api/state`)).body) as PageState;
     expect(initial).toMatchObject({ repo: path.basename(root), alive: false, control: true, model: { session: { id: '20261122-020000' }, timeline: [{ iteration: 1, outcome: 'running' }] } });
-    const seen = sse(server.url, (state) => state.model.end !== null);
-    setTimeout(() => append(root, 20, 2), 100);
-    const states = await seen;
+    const states = await sse(server.url, (state) => state.model.end !== null, () => append(root, 20, 2));
     expect(states[0]!.model.end).toBeNull();
     expect(states.at(-1)!.model.timeline[0]).toMatchObject({ outcome: 'pass' });
 
-    const next = sse(server.url, (state) => state.model.session?.id === 'second');
-    setTimeout(() => appendFileSync(events(root), eventLine({ ...sessionStart, sessionId: 'second' }, T0 + 9e6, 'second')), 100);
-    const after = (await next).at(-1)!;
-    expect(after.model).toMatchObject({ session: { id: 'second' }, timeline: [], end: null });
+    const next = sse(server.url, (state) => state.model.session?.id === 'second', () => appendFileSync(events(root), eventLine({ ...sessionStart, sessionId: 'second' }, T0 + 9e6, 'second')));
+    const after = await next;
+    expect(after[0]!.model.session?.id).toBe('20261122-020000');
+    expect(after.at(-1)!.model).toMatchObject({ session: { id: 'second' }, timeline: [], end: null });
   });
 
   it('starts from the last session and follows a replaced events.jsonl', async () => {
@@ -121,14 +123,18 @@ describe('ralph serve', () => {
     appendFileSync(events(root), eventLine({ ...sessionStart, sessionId: 'later' }, T0 + 9e6, 'later'));
     const server = await serve(root);
     expect((JSON.parse((await request(`${server.url}api/state`)).body) as PageState).model.session?.id).toBe('later');
-    const seen = sse(server.url, (state) => state.model.session?.id === '20261122-020000');
-    setTimeout(() => {
-      writeFileSync(`${events(root)}.new`, '');
-      for (const [offset, event] of script) appendFileSync(`${events(root)}.new`, eventLine(event, T0 + offset, sessionStart.sessionId));
-      // A fresh file under the same name (a user cleaned up): the page starts over from it.
-      renameSync(`${events(root)}.new`, events(root));
-    }, 100);
-    expect((await seen).at(-1)!.model.end).toMatchObject({ status: 'completed' });
+    const seen = await sse(
+      server.url,
+      (state) => state.model.session?.id === '20261122-020000',
+      () => {
+        writeFileSync(`${events(root)}.new`, '');
+        for (const [offset, event] of script) appendFileSync(`${events(root)}.new`, eventLine(event, T0 + offset, sessionStart.sessionId));
+        // A fresh file under the same name (a user cleaned up): the page starts over from it.
+        renameSync(`${events(root)}.new`, events(root));
+      },
+    );
+    expect(seen[0]!.model.session?.id).toBe('later');
+    expect(seen.at(-1)!.model.end).toMatchObject({ status: 'completed' });
   });
 
   it('links and serves past reports; nothing outside .ralph/reports', async () => {
