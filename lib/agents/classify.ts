@@ -18,7 +18,8 @@ const FATAL_RULES: readonly FatalRule[] = [
   { pattern: /credit balance is too low/i, hint: 'add API credits or switch to a subscription login; waiting will not help' },
   { pattern: /requires --verbose/i, hint: 'the agent rejected its flags; this is a ralph bug, please report it with the log' },
   { pattern: /--agent '[^']*' not found|unknown agent|agent .* not found/i, hint: 'check --agent-profile: the profile must exist in the project' },
-  { pattern: /unexpected argument|unknown option|unrecognized option/i, hint: 'the agent CLI rejected a flag; check extra arguments after -- and the CLI version' },
+  // clap (codex): unexpected argument; commander (claude, copilot): unknown option; yargs (gemini): Unknown argument(s).
+  { pattern: /unexpected argument|unknown option|unrecognized option|unknown arguments?:/i, hint: 'the agent CLI rejected a flag; check extra arguments after -- and the CLI version' },
   { pattern: /not running in a trusted directory/i, hint: 'trust the folder for the agent (gemini: --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true)' },
   { pattern: /No API key found\. Starting login flow/i, hint: 'set the agent API key (e.g. AMP_API_KEY) before starting ralph' },
 ];

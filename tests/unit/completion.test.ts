@@ -33,6 +33,8 @@ describe('claimsCompletion', () => {
     ['only', `Only a green build lets me output ${TOKEN}`],
     ['before', `Before that T004 has to pass, then I output ${TOKEN}`],
     ['if', `If the gates pass I will output ${TOKEN}`],
+    ['after', `After all tests pass I will output ${TOKEN}`],
+    ['as soon as', `As soon as the build is green I output ${TOKEN}`],
     ['not', `The work is not finished, so I will output ${TOKEN}`],
     ['never', `I never output ${TOKEN}`],
     ['no', `There is no ${TOKEN}`],
@@ -56,6 +58,7 @@ describe('claimsCompletion', () => {
     ['“', `It says “${TOKEN}`],
     ['‘', `It says ‘${TOKEN}`],
     ['" and a space', `The template reads " ${TOKEN}`],
+    ['" after a closed pair', `I wrote "done" and now print "${TOKEN}`],
   ])('refuses the token after an unclosed %s', (_quote, text) => expect(claimsCompletion(text)).toBe(false));
 
   // The counterparts: the same shapes without the condition or the open quote are claims, so the refusals
@@ -72,6 +75,11 @@ describe('claimsCompletion', () => {
     `Notified the team, iffy tests fixed, nowhere left to go, Oncology module whenever-safe ${TOKEN}`,
     // A quote closed earlier on the line is no open quote.
     `Fixed the "quoted" path handling. ${TOKEN}`,
+    // A quote that closes right before the token is no open quote either (nor an apostrophe).
+    `Wrote "hello" ${TOKEN}`,
+    `Renamed \`foo\` ${TOKEN}`,
+    `Fixed the 'greet' helper ${TOKEN}`,
+    `Checked every task' ${TOKEN}`,
     `The marker is printed: ${TOKEN}`,
   ])('accepts %j', (text) => expect(claimsCompletion(text)).toBe(true));
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { classifyRun } from '../../../lib/agents/classify.ts';
 import { gemini, parseGeminiLine } from '../../../lib/agents/gemini.ts';
 import { finalAnswer, newTranscript, record } from '../../../lib/agents/transcript.ts';
-import { BIG_PROMPT, exited, kinds, replay, request } from './replay.ts';
+import { BIG_PROMPT, exited, kinds, NOW, replay, request } from './replay.ts';
 
 const COMPLETE = 'Work done. <promise>COMPLETE</promise>';
 
@@ -47,6 +48,11 @@ describe('gemini recordings', () => {
     expect(finalAnswer(transcript)).toBe(COMPLETE);
     // Thinking tokens only show in total_tokens; they are billed as output.
     expect(transcript.outputTokens).toBe(20);
+  });
+
+  it("a flag gemini's yargs refuses (Unknown argument) is a setup error, not retried", () => {
+    const transcript = newTranscript();
+    expect(classifyRun(gemini, transcript, exited(1, { stderrTail: 'Unknown argument: frobnicate\nUsage: gemini [options] [command]\n' }), NOW)).toMatchObject({ kind: 'fatal', reason: 'Unknown argument: frobnicate', hint: expect.stringContaining('rejected a flag') });
   });
 
   it('gemini-429: no result and exit 173 (429 mod 256): transient', () => {
