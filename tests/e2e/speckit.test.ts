@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, FAST, makeSandbox, runRalph, scenario, type Sandbox } from './helpers.ts';
+import { agentCalls, FAST, makeSandbox, PROJECT, runRalph, scenario, type Sandbox } from './helpers.ts';
 import { answer, FEATURE, specKitProject as makeSpecKitProject, TASKS_PATH, tick } from './projects.ts';
 
 let sandbox: Sandbox;
@@ -161,6 +161,43 @@ describe('Spec Kit mode, end to end', () => {
     const summary = JSON.parse(result.stdout);
     expect(summary.records.map((r: { taskId: string; outcome: string; tasksDone: string[] }) => [r.taskId, r.outcome, r.tasksDone])).toEqual([['T102.1', 'pass', ['T102.1']]]);
     expect(agentCalls(sandbox)[0]!.stdin).toContain('T102.1 Queue the mails in src/mail/queue.ts');
+  });
+
+  it('a checklist summary repeating every task: 7 remaining, its lines never worked on, a ticked copy completes nothing, exit 0 once the tasks are ticked', async () => {
+    sandbox = makeSandbox();
+    // T001-T013 ticked, T014-T020 open, then "## Task Checklist Summary" repeating all 20 unticked (lines 57-85).
+    specKitProject(sandbox, readFileSync(path.join(PROJECT, 'tests', 'fixtures', 'speckit', 'patterns', 'checklist-summary.md'), 'utf8'));
+    const plan = await runRalph(sandbox, ['--dry-run']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('tasks: 13 done, 7 remaining, 2 ready');
+    expect(plan.stderr).toContain('warning: specs/001-demo/tasks.md: lines 57-61, 65-69, 73-75 repeat tasks already ticked (T001 to T013): not counted and not worked on\n');
+    expect(plan.stderr).toContain('warning: specs/001-demo/tasks.md: lines 76-77, 81-85 repeat open tasks (T014 to T020): not counted as tasks of their own; each is done with its task\n');
+    const json = await runRalph(sandbox, ['--dry-run', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, remaining: 7, ready: [{ id: 'T014' }, { id: 'T015' }] });
+    // The agent first ticks only the summary's copy of T014 (line 76), then the tasks themselves.
+    const summaryT014 = '- [ ] T013 [US1] Build the sign-up page in `app/src/pages/SignUp.vue`\n- [ ] T014';
+    scenario(sandbox, [
+      { edit: [{ file: TASKS_PATH, from: summaryT014, to: summaryT014.replace('- [ ] T014', '- [X] T014') }], lines: [answer('Ticked T014 in the summary.')] },
+      { edit: [tick('T014'), tick('T015')], lines: [answer('Did T014 and T015.')] },
+      { edit: ['T016', 'T017', 'T018', 'T019', 'T020'].map(tick), lines: [answer('Did T016 to T020.')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'completed', iterations: 3, tasksCompleted: 7 });
+    expect(summary.records.map((r: { taskId: string; outcome: string; tasksDone: string[] }) => [r.taskId, r.outcome, r.tasksDone])).toEqual([
+      ['T014', 'no_change', []],
+      ['T014', 'pass', ['T014', 'T015']],
+      ['T016', 'pass', ['T016', 'T017', 'T018', 'T019', 'T020']],
+    ]);
+    const calls = agentCalls(sandbox);
+    expect(calls[0]!.stdin).toContain('- T014 is written again on line 76: tick that line too when this task is done');
+    expect(calls[1]!.stdin).toContain('- Line 76 repeats this task and is already ticked: that does not make it done; tick line 33 once the work is done');
+    const tracking = JSON.parse(readFileSync(path.join(sandbox.repo, FEATURE, 'ralph-tasks.json'), 'utf8'));
+    expect(tracking.summary).toEqual({ total: 20, done: 20, open: 0, skipped: 0 });
+    expect(tracking.tasks.find((task: { id: string }) => task.id === 'T001')).toMatchObject({ status: 'done', copies: [57] });
+    // The stale summary is left as the agent left it: ralph never needed it ticked.
+    expect(readFileSync(path.join(sandbox.repo, TASKS_PATH), 'utf8').split('\n').slice(56).filter((line) => line.startsWith('- [ ]'))).toHaveLength(19);
   });
 
   it('stops with exit 1, naming the line, when an open task line sits outside the phases', async () => {

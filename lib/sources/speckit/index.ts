@@ -7,6 +7,7 @@ import { Git } from '../../git.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
 import { agentFromFolders, agentFromInitOptions, COPILOT_PROFILE, COPILOT_PROFILE_FILE } from './agent.ts';
 import { checkFeature } from './check.ts';
+import { copiesByTask } from './parse.ts';
 import { readText } from './paths.ts';
 import { lastIterationNumber, parseTracking, releaseSkipped, type Tracking } from './progress.ts';
 import { createProgressWriter } from './progress-writer.ts';
@@ -196,10 +197,15 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
 
     async reopen(task: Task, reasons: string, info: IterationInfo) {
       const p = paths();
-      const found = readTasks().tasks.find((item) => item.id === task.id);
+      const parsed = readTasks();
+      const found = parsed.tasks.find((item) => item.id === task.id);
       const text = readText(p.tasks);
-      const opened = found && text !== undefined ? uncheckLine(text, found.line) : undefined;
-      if (opened !== undefined) writeFileAtomic(p.tasks, opened);
+      if (found && text !== undefined) {
+        // The copies ticked with the task are opened with it, so the file reads as it did before.
+        const ticked = (copiesByTask(parsed).get(found.id) ?? []).filter((copy) => copy.done);
+        const opened = [found.line, ...ticked.map((copy) => copy.line)].reduce((current, line) => uncheckLine(current, line) ?? current, text);
+        if (opened !== text) writeFileAtomic(p.tasks, opened);
+      }
       const data = loadTracking(readTasks());
       saveTracking({ ...data, tasks: data.tasks.map((item) => (item.id === task.id ? { ...item, review: { iteration: info.iteration, reasons } } : item)) });
     },

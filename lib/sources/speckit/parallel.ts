@@ -1,7 +1,7 @@
 // Which Spec Kit tasks may run at the same time, by the rules tasks.md itself states: phases in order,
 // user-story phases independent of each other once the phases before the first story are done, `[P]`
 // tasks beside each other, everything else in file order, and `(depends on …)` always honoured.
-import { tasksById, type ParsedTasks, type SpeckitTask } from './parse.ts';
+import { copiesByTask, tasksById, type ParsedTasks, type SpeckitTask } from './parse.ts';
 
 /**
  * Open tasks that may start while `running` tasks are under way, in file order. A task counts as settled
@@ -43,15 +43,21 @@ export function parallelStartable(parsed: ParsedTasks, skipped: ReadonlySet<stri
   return startable;
 }
 
-/** tasks.md with the checkboxes of `ids` ticked (`[X]`, as /speckit.implement writes); other lines untouched. */
+/**
+ * tasks.md with the checkboxes of `ids` ticked (`[X]`, as /speckit.implement writes), and the open lines
+ * that repeat them, as the prompt asks a single agent to do; other lines untouched.
+ */
 export function tickTasks(text: string, parsed: ParsedTasks, ids: readonly string[]): string {
   const lines = text.split('\n');
+  const copies = copiesByTask(parsed);
   for (const id of ids) {
     const task = parsed.tasks.find((item) => item.id === id && !item.done);
     if (!task) continue;
-    const index = task.line - 1;
-    const line = lines[index];
-    if (line !== undefined) lines[index] = line.replace(/\[ \]/, '[X]');
+    const open = (copies.get(id) ?? []).filter((copy) => !copy.done);
+    for (const number of [task.line, ...open.map((copy) => copy.line)]) {
+      const line = lines[number - 1];
+      if (line !== undefined) lines[number - 1] = line.replace(/\[ \]/, '[X]');
+    }
   }
   return lines.join('\n');
 }

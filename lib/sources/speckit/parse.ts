@@ -2,7 +2,8 @@
 //
 // Every line that looks like a task checkbox outside fenced code is accounted for: it is a task, or a
 // "stray" line the feature cannot complete past while it is open (an id ralph cannot read, a mark it
-// cannot interpret, a task written outside the phases). Repeated ids follow the rule in repeats.ts.
+// cannot interpret, a task written outside the phases), or a copy of a task (the same id and description
+// written again, as a summary does) that follows its task. Repeated ids follow the rule in repeats.ts.
 import { dependenciesOf } from './dependencies.ts';
 import { newGroup } from './groups.ts';
 import { assembleTasks, type Candidate } from './repeats.ts';
@@ -34,8 +35,23 @@ export interface SpeckitTask {
   dependsOn: string[];
   /** 1-based line number in tasks.md. */
   line: number;
-  /** Set on the second and later lines with the same written id. */
-  repeats?: { id: string; line: number; copy: boolean };
+  /** Set on the second and later tasks with the same written id: the first of them. */
+  repeats?: { id: string; line: number };
+}
+
+/**
+ * A line that repeats a task (same id, same description): not a task of its own. Its box says nothing
+ * about the work: open while the task is ticked it is stale, ticked while the task is open it completes nothing.
+ */
+export interface CopyLine {
+  line: number;
+  /** The line as written, trimmed. */
+  text: string;
+  done: boolean;
+  /** The id of the task it repeats (`T003`, `T003#2`). */
+  of: string;
+  /** That task's line. */
+  ofLine: number;
 }
 
 /** A line that looks like a task but is not one ralph works on. Open (or unreadable), it holds completion back. */
@@ -53,9 +69,11 @@ export interface ParsedTasks {
   groups: TaskGroup[];
   tasks: SpeckitTask[];
   strays: StrayLine[];
+  /** Lines that repeat a task, in file order (see CopyLine). */
+  copies: CopyLine[];
   /** Every checkbox outside code (tasks or not) and the first one; the open ones without a task id. */
   checkboxes: { count: number; first?: { line: number; text: string }; openWithoutId: number; firstOpenWithoutId?: { line: number; text: string } };
-  /** Things worth a warning (repeated ids, dependencies on unknown ids, stray lines). */
+  /** Things worth a warning (repeated ids, copies, dependencies on unknown ids). */
   warnings: string[];
 }
 
@@ -76,7 +94,7 @@ const PROSE_HEADING =
 /** Parses tasks.md (LF or CRLF, with or without a BOM). Fenced code, HTML comments and front matter hold no tasks. */
 export function parseTasksMd(input: string): ParsedTasks {
   const lines = input.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const result: ParsedTasks = { groups: [], tasks: [], strays: [], checkboxes: { count: 0, openWithoutId: 0 }, warnings: [] };
+  const result: ParsedTasks = { groups: [], tasks: [], strays: [], copies: [], checkboxes: { count: 0, openWithoutId: 0 }, warnings: [] };
   const candidates: Candidate[] = [];
   let fence: string | undefined;
   let inComment = false;
@@ -172,6 +190,7 @@ export function parseTasksMd(input: string): ParsedTasks {
 
   const assembled = assembleTasks(candidates, result.groups, (candidate, id, group) => readTask(candidate, id, group));
   result.tasks = assembled.tasks;
+  result.copies = assembled.copies;
   result.strays.push(...assembled.strays);
   result.strays.sort((a, b) => a.line - b.line);
   result.warnings.push(...assembled.warnings);
@@ -197,6 +216,24 @@ export function tasksById(parsed: ParsedTasks): ReadonlyMap<string, SpeckitTask>
     byIdOf.set(parsed, byId);
   }
   return byId;
+}
+
+const copiesByTaskOf = new WeakMap<ParsedTasks, ReadonlyMap<string, CopyLine[]>>();
+
+/** The lines that repeat each task, by task id (only tasks that have some). */
+export function copiesByTask(parsed: ParsedTasks): ReadonlyMap<string, readonly CopyLine[]> {
+  let byTask = copiesByTaskOf.get(parsed);
+  if (!byTask) {
+    const map = new Map<string, CopyLine[]>();
+    for (const copy of parsed.copies) {
+      const list = map.get(copy.of);
+      if (list) list.push(copy);
+      else map.set(copy.of, [copy]);
+    }
+    byTask = map;
+    copiesByTaskOf.set(parsed, byTask);
+  }
+  return byTask;
 }
 
 /** The text after the id without the bold marks closing it (`**T001**: …`), trimmed. */

@@ -1,5 +1,5 @@
 // progress.txt entries and the ralph-tasks.json mirror: pure text and data, written by index.ts.
-import type { ParsedTasks } from './parse.ts';
+import { copiesByTask, type ParsedTasks } from './parse.ts';
 
 export const PROGRESS_FILE = 'progress.txt';
 export const TRACKING_FILE = 'ralph-tasks.json';
@@ -156,6 +156,8 @@ export interface TrackedTask {
   lastOutcome?: 'pass' | 'fail' | 'no_change';
   /** The reviewer's rejection of the last attempt, shown in the next prompt; dropped once the task is done. */
   review?: { iteration: number; reasons: string };
+  /** Lines of tasks.md that repeat this task (a summary): not tasks of their own, their boxes count for nothing. */
+  copies?: number[];
 }
 
 export interface RunningTask {
@@ -205,11 +207,13 @@ export function parseTracking(text: string | undefined, feature: string, tasksFi
   }
 }
 
-/** Mirrors tasks.md into the tracking data: new tasks added, removed ones dropped, counters kept. */
+/** Mirrors tasks.md into the tracking data: new tasks added, removed ones dropped, counters kept; copies listed under their task. */
 export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: string): Tracking {
   const previous = new Map(tracking.tasks.map((task) => [task.id, task]));
+  const copies = copiesByTask(parsed);
   const tasks = parsed.tasks.map((task): TrackedTask => {
     const before = previous.get(task.id);
+    const repeated = copies.get(task.id);
     const skipped = !task.done && (before?.skipped ?? false);
     return {
       id: task.id,
@@ -226,6 +230,7 @@ export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: strin
       lastIteration: before?.lastIteration,
       lastOutcome: before?.lastOutcome,
       ...(before?.review && !task.done ? { review: before.review } : {}),
+      ...(repeated ? { copies: repeated.map((copy) => copy.line) } : {}),
     };
   });
   const count = (status: TrackedTask['status']): number => tasks.filter((task) => task.status === status).length;

@@ -1,6 +1,6 @@
 // Which task comes next, what is ready, why nothing is: pure decisions over a parsed tasks.md.
 import type { Snapshot, Task } from '../types.ts';
-import { priorityNumber, tasksById, type ParsedTasks, type SpeckitTask, type StrayLine, type TaskGroup } from './parse.ts';
+import { copiesByTask, priorityNumber, tasksById, type CopyLine, type ParsedTasks, type SpeckitTask, type StrayLine, type TaskGroup } from './parse.ts';
 
 export type TaskState = 'done' | 'open' | 'skipped';
 
@@ -197,16 +197,24 @@ export function currentTaskBlock(input: {
   return lines.join('\n');
 }
 
-/** What the agent must know when an id is written on several lines: which line is this task, which to tick. */
+/**
+ * What the agent must know when an id is written on several lines: which line is this task, and which
+ * copies to tick with it. Ticking them keeps the file readable; ralph goes by the task's own line.
+ */
 function repeatNotes(parsed: ParsedTasks, task: SpeckitTask): string[] {
   const notes: string[] = [];
-  const first = task.repeats ? parsed.tasks.find((item) => item.id === task.repeats!.id) : undefined;
-  if (task.repeats?.copy) {
-    notes.push(`- This line repeats ${task.repeats.id} (line ${task.repeats.line}, ${first?.done ? 'done' : 'open'}): once that work is done, tick this line too`);
-  } else if (task.repeats) {
-    notes.push(`- ${task.writtenId} is also the id of another task (line ${task.repeats.line}): this task is the one on line ${task.line}; leave the other line alone`);
+  if (task.repeats) notes.push(`- ${task.writtenId} is also the id of another task (line ${task.repeats.line}): this task is the one on line ${task.line}; leave the other line alone`);
+  const copies = copiesByTask(parsed).get(task.id) ?? [];
+  const open = copies.filter((copy) => !copy.done);
+  const ticked = copies.filter((copy) => copy.done);
+  const lines = (list: readonly CopyLine[]): string => `line${list.length === 1 ? '' : 's'} ${list.map((copy) => copy.line).join(', ')}`;
+  if (open.length > 0) notes.push(`- ${task.writtenId} is written again on ${lines(open)}: tick ${open.length === 1 ? 'that line' : 'those lines'} too when this task is done`);
+  if (ticked.length > 0 && !task.done) {
+    notes.push(`- ${capitalize(lines(ticked))} ${ticked.length === 1 ? 'repeats this task and is' : 'repeat this task and are'} already ticked: that does not make it done; tick line ${task.line} once the work is done`);
   }
-  const copies = parsed.tasks.filter((item) => item.repeats?.copy && item.repeats.id === task.id && !item.done);
-  if (copies.length > 0) notes.push(`- ${task.writtenId} is written again on line${copies.length === 1 ? '' : 's'} ${copies.map((item) => item.line).join(', ')}: tick ${copies.length === 1 ? 'that line' : 'those lines'} too when this task is done`);
   return notes;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -106,7 +106,7 @@ describe('parseTasksMd variants', () => {
     const parsed = parseTasksMd('## Phase 1\n- [ ] T001 one\n- [x] T001 again\n');
     expect(parsed.tasks.map((task) => [task.id, task.writtenId, task.done, task.repeats])).toEqual([
       ['T001', 'T001', false, undefined],
-      ['T001#2', 'T001', true, { id: 'T001', line: 2, copy: false }],
+      ['T001#2', 'T001', true, { id: 'T001', line: 2 }],
     ]);
     expect(parsed.warnings[0]).toMatch(/^T001 is written on 2 lines \(2, 3\): line 3 is another task \(T001#2\); each line is a task of its own/);
   });
@@ -125,7 +125,7 @@ describe('parseTasksMd variants', () => {
   });
 
   it('returns nothing for an empty file', () => {
-    expect(parseTasksMd('')).toEqual({ groups: [], tasks: [], strays: [], checkboxes: { count: 0, openWithoutId: 0 }, warnings: [] });
+    expect(parseTasksMd('')).toEqual({ groups: [], tasks: [], strays: [], copies: [], checkboxes: { count: 0, openWithoutId: 0 }, warnings: [] });
   });
 });
 

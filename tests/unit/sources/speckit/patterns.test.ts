@@ -131,7 +131,7 @@ describe('repeated ids: a real second task', () => {
       next: 'T003#2',
       decision: 'run',
     });
-    expect(parsed.tasks.find((task) => task.id === 'T003#2')).toMatchObject({ writtenId: 'T003', done: false, repeats: { id: 'T003', line: 7, copy: false } });
+    expect(parsed.tasks.find((task) => task.id === 'T003#2')).toEqual(expect.objectContaining({ writtenId: 'T003', done: false, repeats: { id: 'T003', line: 7 } }));
     expect(parsed.warnings).toEqual([
       'T003 is written on 2 lines (7, 11): line 11 is another task (T003#2); each line is a task of its own and must be ticked (see "Repeated task ids" in the README)',
       'T000 is written on 2 lines (16, 17): line 17 is another task (T000#2); each line is a task of its own and must be ticked (see "Repeated task ids" in the README)',
@@ -166,33 +166,67 @@ describe('repeated ids: a stale summary', () => {
   const text = read('stale-summary');
   const parsed = parseTasksMd(text);
 
-  it('reads the summary lines that repeat a task as copies, and sets the unknown one aside', () => {
-    expect(view(parsed)).toEqual({
-      ids: ['T001', 'T002', 'T003', 'T004', 'T001#2', 'T002#2', 'T003#2', 'T004#2'],
-      open: ['T004', 'T002#2', 'T003#2', 'T004#2'],
-      next: 'T004',
-      decision: 'run',
-    });
-    expect(parsed.tasks.filter((task) => task.repeats).every((task) => task.repeats!.copy)).toBe(true);
-    expect(parsed.warnings).toContain('T004 is written on 2 lines (11, 22): line 22 repeats a task (T004#2); each line is a task of its own and must be ticked (see "Repeated task ids" in the README)');
+  it('reads the lines that repeat a task as copies of it, not tasks, and sets the unknown one aside', () => {
+    expect(view(parsed)).toEqual({ ids: ['T001', 'T002', 'T003', 'T004'], open: ['T004'], next: 'T004', decision: 'run' });
+    expect(parsed.copies.map((copy) => [copy.line, copy.of, copy.ofLine, copy.done])).toEqual([
+      [15, 'T001', 5, true],
+      [16, 'T002', 6, false],
+      [17, 'T003', 10, false],
+      [22, 'T004', 11, false],
+    ]);
+    expect(parsed.warnings).toEqual([
+      'lines 16-17 repeat tasks already ticked (T002, T003): not counted and not worked on',
+      'line 22 repeats an open task (T004): not counted as a task of its own; it is done with its task',
+    ]);
+    expect(buildSnapshot(parsed, none)).toMatchObject({ done: [{ id: 'T001' }, { id: 'T002' }, { id: 'T003' }], remaining: [{ id: 'T004' }, { id: 'line 18' }] });
     expect(parsed.strays).toEqual([{ line: 18, text: '- [ ] T099 Document the exporter for support staff', state: 'open', why: expect.stringMatching(/under "Task Summary".*no task of the phases has the id T099/) }]);
   });
 
-  it('asks the agent to tick every copy with the task', () => {
+  it('asks the agent to tick the open copy with the task', () => {
     const task = parsed.tasks.find((item) => item.id === 'T004')!;
     const block = currentTaskBlock({ parsed, task, skipped: [], feature: '001-csv', tasksPath: 'tasks.md' });
     expect(block).toContain('- T004 is written again on line 22: tick that line too when this task is done');
-    const copy = parsed.tasks.find((item) => item.id === 'T003#2')!;
-    expect(currentTaskBlock({ parsed, task: copy, skipped: [], feature: '001-csv', tasksPath: 'tasks.md' })).toContain('- This line repeats T003 (line 10, done): once that work is done, tick this line too');
+    expect(block).toContain('- Open tasks of this phase, in order: T004\n');
   });
 
-  it('works through the copies of done tasks, then stops (not complete) on the line it cannot work on', () => {
-    const copiesLeft = parseTasksMd(tick(text, lineOf(parsed, 'T004'), lineOf(parsed, 'T004#2')));
-    expect(view(copiesLeft)).toMatchObject({ open: ['T002#2', 'T003#2'], next: 'T002#2', decision: 'run' });
-    const strayLeft = parseTasksMd(tick(text, ...['T004', 'T004#2', 'T002#2', 'T003#2'].map((id) => lineOf(parsed, id))));
+  it('never works on the stale copies: once T004 is ticked it stops (not complete) on the line it cannot work on, and completes when that one is ticked', () => {
+    const strayLeft = parseTasksMd(tick(text, lineOf(parsed, 'T004')));
     expect(view(strayLeft)).toMatchObject({ open: [], next: undefined, decision: 'stuck' });
     expect(explainStuck(strayLeft, none, 'tasks.md')).toMatch(/^1 line of tasks\.md looks like a task that ralph will not work on and cannot count as done, so the feature is not complete:\n  tasks\.md:18: /);
-    expect(view(parseTasksMd(tick(text, ...['T004', 'T004#2', 'T002#2', 'T003#2'].map((id) => lineOf(parsed, id)), 18))).decision).toBe('complete');
+    expect(view(parseTasksMd(tick(text, lineOf(parsed, 'T004'), 18))).decision).toBe('complete');
+  });
+
+  it('a ticked copy of the open T004 completes nothing', () => {
+    const copyTicked = parseTasksMd(tick(text, 22, 18));
+    expect(view(copyTicked)).toMatchObject({ open: ['T004'], next: 'T004', decision: 'run' });
+    expect(copyTicked.warnings).toContain('line 22 is ticked but repeats T004 (line 11), which is open: a ticked copy completes nothing; T004 is done when line 11 is ticked');
+    const task = copyTicked.tasks.find((item) => item.id === 'T004')!;
+    expect(currentTaskBlock({ parsed: copyTicked, task, skipped: [], feature: '001-csv', tasksPath: 'tasks.md' })).toContain('- Line 22 repeats this task and is already ticked: that does not make it done; tick line 11 once the work is done');
+  });
+});
+
+describe('repeated ids: a checklist summary repeating every task unticked (issue 26)', () => {
+  const text = read('checklist-summary');
+  const parsed = parseTasksMd(text);
+  const ids = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, index) => `T${String(from + index).padStart(3, '0')}`);
+
+  it('counts the 7 open tasks a person reads, not the 20 summary lines', () => {
+    expect(view(parsed)).toEqual({ ids: ids(1, 20), open: ids(14, 20), next: 'T014', decision: 'run' });
+    const snapshot = buildSnapshot(parsed, none);
+    expect([snapshot.done.length, snapshot.remaining.length]).toEqual([13, 7]);
+    expect(parsed.copies).toHaveLength(20);
+    expect(parsed.warnings).toEqual([
+      'lines 57-61, 65-69, 73-75 repeat tasks already ticked (T001 to T013): not counted and not worked on',
+      'lines 76-77, 81-85 repeat open tasks (T014 to T020): not counted as tasks of their own; each is done with its task',
+    ]);
+  });
+
+  it('is complete once the tasks are ticked, whatever the summary says, and not before', () => {
+    const tasksDone = tick(text, ...ids(14, 20).map((id) => lineOf(parsed, id)));
+    expect(view(parseTasksMd(tasksDone)).decision).toBe('complete');
+    const summaryDone = parseTasksMd(tick(text, ...ids(14, 19).map((id) => lineOf(parsed, id)), ...Array.from({ length: 29 }, (_, index) => 57 + index)));
+    expect(view(summaryDone)).toMatchObject({ open: ['T020'], next: 'T020', decision: 'run' });
+    expect(summaryDone.warnings).toContain('line 85 is ticked but repeats T020 (line 44), which is open: a ticked copy completes nothing; T020 is done when line 44 is ticked');
   });
 });
 

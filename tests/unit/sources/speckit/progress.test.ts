@@ -132,6 +132,17 @@ describe('tracking', () => {
     });
   });
 
+  it('lists the lines that repeat a task under it, and counts only tasks', () => {
+    const summary = parseTasksMd('## Phase 1: Setup\n- [x] T001 a\n- [ ] T002 b\n## Task Checklist Summary\n- [ ] T001 a\n- [x] T002 b\n## Summary\n- [ ] T001 a\n');
+    const data = syncTracking(emptyTracking('001-x', 'specs/001-x/tasks.md', 'now'), summary, 'now');
+    expect(data.summary).toEqual({ total: 2, done: 1, open: 1, skipped: 0 });
+    expect(data.tasks.map((task) => [task.id, task.status, task.copies])).toEqual([
+      ['T001', 'done', [5, 8]],
+      ['T002', 'open', [6]],
+    ]);
+    expect(start().tasks.every((task) => !('copies' in task))).toBe(true);
+  });
+
   it('skips a task after 3 failed iterations in a row (fail and no_change both count)', () => {
     let data = start();
     const kinds = ['no_change', 'fail', 'no_change'] as const;

@@ -197,6 +197,22 @@ describe('snapshot() and prompt()', () => {
   });
 });
 
+describe('reopen()', () => {
+  it('opens the rejected task and the copies ticked with it; other lines keep their boxes', async () => {
+    const root = copyFixture('user-auth');
+    const file = path.join(root, FEATURE, 'tasks.md');
+    const original = read(root, FEATURE, 'tasks.md');
+    const line = original.split('\n').find((item) => item.startsWith('- [ ] T005 '))!;
+    const other = original.split('\n').find((item) => item.startsWith('- [ ] T006 '))!;
+    const tick = (text: string): string => text.replace('- [ ] ', '- [X] ');
+    writeFileSync(file, `${original.replace(line, tick(line))}\n## Summary\n\n${tick(line)}\n${tick(other)}\n`);
+    const source = createSpeckitSource(makeContext(root));
+    await source.reopen?.({ id: 'T005', title: 'x', status: 'done' }, 'no test', info(3));
+    expect(read(root, FEATURE, 'tasks.md')).toBe(`${original}\n## Summary\n\n${line}\n${tick(other)}\n`);
+    expect(tracking(root).tasks.find((task) => task.id === 'T005')).toMatchObject({ status: 'open', review: { iteration: 3, reasons: 'no test' } });
+  });
+});
+
 describe('agentDefaults()', () => {
   it('takes the integration from .specify/init-options.json', () => {
     expect(createSpeckitSource(makeContext(copyFixture('user-auth'))).agentDefaults?.()).toEqual({ agent: 'claude' });
