@@ -7,3 +7,8 @@ export function describeTasksLeft(remaining: number, skippedIds: readonly string
   const ids = skippedIds.slice(0, shown).join(', ') + (skippedIds.length > shown ? `, … ${skippedIds.length - shown} more` : '');
   return `${remaining} remaining, ${skippedIds.length} skipped (${ids})`;
 }
+
+/** `1 iteration`, `3 iterations`: a count with its noun in the right number. */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}

@@ -1,3 +1,4 @@
+import { count } from '../tasks-left.ts';
 import { Git } from '../git.ts';
 import type { Deps } from '../deps.ts';
 import { readConfigFile, resolveConfig } from '../config.ts';
@@ -13,7 +14,7 @@ export async function initCommand(parsed: ParsedArgv, deps: Deps): Promise<numbe
   else {
     const width = Math.max(...result.tasks.map((task) => task.id.length));
     const lines = result.tasks.map((task) => `  ${task.id.padEnd(width)}  ${task.status.padEnd(9)}  ${task.judgedBy}`);
-    deps.stdout.write(`wrote ${result.prdPath} with ${result.taskCount} tasks:\n${lines.join('\n')}\n`);
+    deps.stdout.write(`wrote ${result.prdPath} with ${count(result.taskCount, 'task')}:\n${lines.join('\n')}\n`);
   }
   return result.success ? 0 : 1;
 }

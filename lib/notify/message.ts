@@ -1,4 +1,5 @@
 // What a notification says: one pure function from a run event to a short notice (or none).
+import { count } from '../tasks-left.ts';
 import dayjs from 'dayjs';
 import { formatDuration } from '../duration.ts';
 import type { RunEvent } from '../events.ts';
@@ -39,7 +40,7 @@ export function noticeFor(event: RunEvent, at: number, context: NoticeContext): 
   });
   switch (event.type) {
     case 'session_start':
-      return make('start', 'info', 'ralph started', `session ${event.sessionId}: ${event.source} mode, ${event.target}, agent ${event.agent}, up to ${event.maxIterations} iterations${event.branch ? `, branch ${event.branch}` : ''}, on ${context.host}`, {
+      return make('start', 'info', 'ralph started', `session ${event.sessionId}: ${event.source} mode, ${event.target}, agent ${event.agent}, up to ${count(event.maxIterations, 'iteration')}${event.branch ? `, branch ${event.branch}` : ''}, on ${context.host}`, {
         mode: event.source,
         target: event.target,
         agent: event.agent,
@@ -50,7 +51,7 @@ export function noticeFor(event: RunEvent, at: number, context: NoticeContext): 
       const s = event.summary;
       const level: NoticeLevel = s.exitCode === 0 ? 'success' : s.status === 'interrupted' || s.exitCode === 2 ? 'warning' : 'error';
       const cost = s.costUsd > 0 ? `, ${money(s.costUsd)}` : '';
-      return make('end', level, `ralph ${s.status.replace('_', ' ')}`, `${s.message}: ${s.iterations} iterations, ${s.tasksCompleted} tasks done, ${s.tasksRemaining} remaining, ${formatDuration(s.durationMs)}${cost}; exit ${s.exitCode}`, {
+      return make('end', level, `ralph ${s.status.replace('_', ' ')}`, `${s.message}: ${count(s.iterations, 'iteration')}, ${count(s.tasksCompleted, 'task')} done, ${s.tasksRemaining} remaining, ${formatDuration(s.durationMs)}${cost}; exit ${s.exitCode}`, {
         status: s.status,
         exitCode: s.exitCode,
         iterations: s.iterations,

@@ -22,7 +22,7 @@ import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types
 import type { WorkerWorkspace } from './worker.ts';
 import { Worktrees, type Worktree } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
-import { describeTasksLeft } from '../tasks-left.ts';
+import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
 
 export interface LoopContext {
@@ -231,7 +231,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       if (alone?.task.id === ended.task.id) alone = undefined;
     }
     if (output.record.claimedComplete && output.after.remaining.length > 0) {
-      bus.emit({ type: 'warning', message: `premature completion promise in iteration ${output.record.iteration}: ${output.after.remaining.length} tasks remain; going on` });
+      bus.emit({ type: 'warning', message: `premature completion promise in iteration ${output.record.iteration}: ${count(output.after.remaining.length, 'task')} remain; going on` });
     }
     if (output.run.exhausted) {
       const classification = output.run.classification;

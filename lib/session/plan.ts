@@ -1,3 +1,5 @@
+import { formatDuration } from '../duration.ts';
+import { count } from '../tasks-left.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { isolationArgs } from '../agents/isolation.ts';
@@ -64,7 +66,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
     out.push(`sandbox: bwrap, network ${plan.network ? 'on' : 'off'}; writable: ${[...plan.writable, ...plan.writableAfter, '/tmp (private)'].join(', ')}; hidden: ${plan.hidden.map((item) => item.path).join(', ') || 'nothing found to hide'}`);
   }
   if (prompt !== undefined) out.push(`prompt (${prompt.length} chars):`, ...prompt.split('\n').map((line) => `  | ${line}`));
-  out.push(`limits: ${prepared.maxIterations} iterations, ${config.retries} attempts each, backoff ${config.retryDelay}ms..${config.retryMaxDelay}ms`);
+  out.push(`limits: ${count(prepared.maxIterations, 'iteration')}, ${count(config.retries, 'attempt')} each, backoff ${formatDuration(config.retryDelay)} to ${formatDuration(config.retryMaxDelay)}, agent timeout ${config.timeout > 0 ? formatDuration(config.timeout) : 'none'}, idle timeout ${config.idleTimeout > 0 ? formatDuration(config.idleTimeout) : 'none'}`);
   out.push(`no-progress breaker: ${describeBreaker(prepared.breaker)}`);
   const review = prepared.review;
   const reviewCommand = review ? review.agent.command({ prompt: '<review prompt>', model: review.model, extraArgs: [], cwd: root }) : undefined;
@@ -100,7 +102,7 @@ const COMMIT_MODES: Record<CommitMode, string> = {
 
 /** `stop after 5 iterations in a row without progress, or 10 in a row on one task` (0 = off). */
 export function describeBreaker(limits: BreakerLimits): string {
-  const idle = limits.noProgress > 0 ? `stop (exit 1) after ${limits.noProgress} iterations in a row that finish no task and change nothing` : 'no stop for iterations without progress (--max-no-progress 0)';
+  const idle = limits.noProgress > 0 ? `stop (exit 1) after ${count(limits.noProgress, 'iteration')} in a row that finish no task and change nothing` : 'no stop for iterations without progress (--max-no-progress 0)';
   const task = limits.taskIterations > 0 ? `or after ${limits.taskIterations} in a row on one task without finishing it` : 'no limit per task (--max-task-iterations 0)';
   return `${idle}; ${task}`;
 }

@@ -4,7 +4,7 @@ import type { Output } from '../deps.ts';
 import type { EventSink, RunEvent } from '../events.ts';
 import { oneLine } from '../agents/common.ts';
 import { reviewLine } from '../review-text.ts';
-import { describeTasksLeft } from '../tasks-left.ts';
+import { count, describeTasksLeft } from '../tasks-left.ts';
 import { paint, type Colour } from './colour.ts';
 
 export interface ViewOptions {
@@ -95,7 +95,7 @@ export class LineView implements EventSink {
     switch (event.type) {
       case 'session_start':
         this.started = true;
-        if (!quiet) this.line(`ralph ${event.sessionId}: ${event.source} mode, ${event.target}, agent ${event.agent}, up to ${event.maxIterations} iterations`, at, 'bold');
+        if (!quiet) this.line(`ralph ${event.sessionId}: ${event.source} mode, ${event.target}, agent ${event.agent}, up to ${count(event.maxIterations, 'iteration')}`, at, 'bold');
         if (!quiet) this.line(`logs: ${event.logDir}`, at, 'dim');
         break;
       case 'info':
@@ -169,7 +169,7 @@ export class LineView implements EventSink {
         // A run that never started already printed its error; one line is enough.
         if (!this.started && summary.status === 'failed') break;
         const colour: Colour = summary.exitCode === 0 ? 'green' : summary.exitCode === 2 ? 'yellow' : 'red';
-        this.line(`${summary.status}: ${summary.message} (${summary.iterations} iterations, ${summary.tasksCompleted} done, ${describeTasksLeft(summary.tasksRemaining, summary.skippedTaskIds)}, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
+        this.line(`${summary.status}: ${summary.message} (${count(summary.iterations, 'iteration')}, ${summary.tasksCompleted} done, ${describeTasksLeft(summary.tasksRemaining, summary.skippedTaskIds)}, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
         break;
       }
     }

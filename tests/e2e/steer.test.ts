@@ -78,7 +78,7 @@ describe('ralph stop', () => {
     const result = await run.done;
     expect(result.code, result.stderr).toBe(130);
     expect(result.stderr).toMatch(/stop requested by ralph stop \(PID \d+\): the run ends after the current iteration/);
-    expect(result.stderr).toMatch(/interrupted: stopped on request after iteration 1 \(1 iterations, 1 done, 2 remaining/);
+    expect(result.stderr).toMatch(/interrupted: stopped on request after iteration 1 \(1 iteration, 1 done, 2 remaining/);
     expect(result.stderr.match(/stop requested by/g)).toHaveLength(1);
     const summary = JSON.parse(result.stdout) as { status: string; exitCode: number; message: string; records: Array<{ outcome: string; commit?: string }> };
     expect(summary).toMatchObject({ status: 'interrupted', exitCode: 130, message: 'stopped on request after iteration 1' });

@@ -1,6 +1,7 @@
 // progress.txt beside prd.json: a snarktank-style log. `# Ralph Progress Log`, a `## Codebase Patterns`
 // section at the top that agents curate, then one `## <date> - <task> - iteration N: …` entry per
 // iteration, each ending in `---`. Ralph only ever appends entries; the agent may edit the patterns.
+import { count } from '../../tasks-left.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import dayjs from 'dayjs';
@@ -26,7 +27,7 @@ export function progressHeader(options: { now: number; prd: string; taskCount: n
   return [
     '# Ralph Progress Log',
     `Started: ${dayjs(options.now).format('YYYY-MM-DD HH:mm')}`,
-    `PRD: ${options.prd} (${options.taskCount} tasks)`,
+    `PRD: ${options.prd} (${count(options.taskCount, 'task')})`,
     '',
     PATTERNS_HEADING,
     '- (reusable patterns for this codebase; every iteration reads this section)',

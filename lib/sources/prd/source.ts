@@ -1,5 +1,6 @@
 // The prd.json task source: picks the highest-priority open task, marks it in_iteration while the agent
 // works, and records the verdict in prd.json, history/iteration-N.json and progress.txt.
+import { count } from '../../tasks-left.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';
@@ -109,9 +110,9 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       try {
         const doc = readPrd(prdFile);
         const project = typeof doc.data.project === 'string' ? ` "${doc.data.project}"` : '';
-        return `prd.json ${shown(prdFile)}${project} (${doc.shape} shape, ${doc.items.length} tasks)`;
+        return `${shown(prdFile)}${project} (${doc.shape} shape, ${count(doc.items.length, 'task')})`;
       } catch {
-        return `prd.json ${shown(prdFile)}`;
+        return shown(prdFile);
       }
     },
 

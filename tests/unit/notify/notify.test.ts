@@ -23,7 +23,7 @@ describe('noticeFor', () => {
   it('end: the result, its level by exit code', () => {
     expect(noticeFor({ type: 'session_end', summary: summary() }, T0, context)).toMatchObject({ event: 'end', level: 'success', title: 'ralph completed (shop)', fields: { status: 'completed', exitCode: 0, iterations: 1, costUsd: 0.25 } });
     expect(noticeFor({ type: 'session_end', summary: summary({ status: 'limit_reached', exitCode: 2 }) }, T0, context)).toMatchObject({ level: 'warning', title: 'ralph limit reached (shop)' });
-    expect(noticeFor({ type: 'session_end', summary: summary({ status: 'failed', exitCode: 1, message: 'agent still failing' }) }, T0, context)?.text).toMatch(/^agent still failing: 1 iterations, 1 tasks done, 0 remaining, 2m 00s, \$0\.25; exit 1$/);
+    expect(noticeFor({ type: 'session_end', summary: summary({ status: 'failed', exitCode: 1, message: 'agent still failing' }) }, T0, context)?.text).toMatch(/^agent still failing: 1 iteration, 1 task done, 0 remaining, 2m 00s, \$0\.25; exit 1$/);
   });
 
   it('failure: only failed iterations, with the reason', () => {

@@ -99,7 +99,7 @@ describe('check', () => {
   it('uses --prd relative to the root', async () => {
     const { source } = harness('snarktank.json', 'plans/prd.json', { prd: 'plans/prd.json' });
     expect(await source.check()).toEqual([]);
-    expect(source.describe()).toBe('prd.json plans/prd.json "TaskApp" (snarktank shape, 3 tasks)');
+    expect(source.describe()).toBe('plans/prd.json "TaskApp" (snarktank shape, 3 tasks)');
   });
 
   for (const [fixture, detail] of [
