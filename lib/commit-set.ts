@@ -186,6 +186,41 @@ export class CommitGuard {
     return { ...(commit ? { commit } : {}), leftOut: set.leftOut };
   }
 
+  /**
+   * What commits between `base` and `head` (the agent's own, which ralph never rewrites) add that ralph
+   * would not commit: a secret value in an added line, an environment file or a private key. One
+   * `git diff` of the added lines.
+   */
+  async inCommits(git: Git, base: string, head: string): Promise<LeftOut[]> {
+    const diff = await git.attempt(['diff', '--unified=0', '--no-color', '--no-ext-diff', '--no-renames', `${base}..${head}`]);
+    if (!diff.ok) return [];
+    const found = new Map<string, LeftOut>();
+    let file: string | undefined;
+    let added: string[] = [];
+    const close = (): void => {
+      if (file === undefined) return;
+      const names = this.redactor?.secretNamesIn(Buffer.from(added.join('\n'))) ?? [];
+      const text = added.join('\n');
+      const byName = privateByName(file);
+      if (names.length > 0) found.set(file, { path: file, why: { kind: 'secret', names } });
+      else if (byName && added.length > 0) found.set(file, { path: file, why: { kind: 'private', what: byName } });
+      else if (PRIVATE_KEY_HEADER.test(text)) found.set(file, { path: file, why: { kind: 'private', what: 'a private key' } });
+      added = [];
+    };
+    for (const line of diff.output.split('\n')) {
+      if (line.startsWith('diff --git ')) {
+        close();
+        file = undefined;
+      } else if (line.startsWith('+++ ')) {
+        file = line === '+++ /dev/null' ? undefined : line.slice(6);
+      } else if (file !== undefined && line.startsWith('+')) {
+        added.push(line.slice(1));
+      }
+    }
+    close();
+    return [...found.values()];
+  }
+
   decide(cwd: string, changed: readonly string[]): CommitSet {
     return decideCommitSet(changed, { userPaths: this.userPaths, bookkeeping: this.bookkeeping(), scan: (file) => this.scan(path.join(cwd, file)) });
   }

@@ -60,6 +60,8 @@ export interface IterationRecord {
   mergeMs?: number;
   /** Changed paths ralph's commit left out, each with why (`config.local.json (holds the value of API_KEY)`). */
   leftOut?: string[];
+  /** What the agent's own commits added that ralph never commits (a secret value, a private key), with why. */
+  unsafeCommits?: string[];
 }
 
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';

@@ -120,6 +120,12 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const treeAfter = await (early ?? workspace.git.state());
   const changes = await workspace.git.changedSince(info.head, treeAfter);
   const workAfter = await readWorkState(workspace.git, treeAfter);
+  // The agent's own commits are never rewritten by ralph: what they add that ralph would never commit (a
+  // secret, a private key) is said at once; a worker's such commits are not merged.
+  const unsafe = ctx.guard && info.head && changes.head && changes.head !== info.head ? await ctx.guard.inCommits(workspace.git, info.head, changes.head) : [];
+  if (unsafe.length > 0) {
+    bus.emit({ type: 'warning', message: `iteration ${info.iteration}: the agent's own commits add ${unsafe.map(describeLeftOut).join('; ')}${workspace.worker === undefined ? `: ralph never rewrites them; remove it before you push (git log -p ${(info.head ?? "").slice(0, 12)}..HEAD)` : ''}` });
+  }
   const work = compareWorkStates(workBefore, workAfter, source.bookkeepingFiles());
   // What the source records (progress entries, history, a reviewer's reasons) and the commit messages hold
   // no secret: gate output and the agents' text may quote one. (deep() returns the same objects when nothing changed.)
@@ -162,7 +168,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
   const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review };
-  const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head });
+  const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head, ...(unsafe.length > 0 ? { unsafe } : {}) });
   // What the next iteration here starts from, without another `git status`: the tree as the agent left it,
   // or, after ralph's own commit of all of it, a clean tree at that commit (bookkeeping aside), unless a
   // commit hook may have changed files. A review may have touched the tree (and a worker's worktree moves
@@ -182,11 +188,12 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   }
   if (landed.kept) record.kept = landed.kept;
   if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;
-  if (landed.conflict) {
+  if (landed.conflict || landed.refused) {
     record.outcome = 'fail';
-    record.reason = landed.reason ?? `merge conflict in ${landed.conflict.join(', ')}`;
+    record.reason = landed.reason ?? `merge conflict in ${landed.conflict!.join(', ')}`;
     record.tasksDone = [];
   }
+  if (unsafe.length > 0) record.unsafeCommits = unsafe.map(describeLeftOut);
   record.durationMs = deps.now() - startedAt;
   return { record, after, run, head: landed.head, vanished, ...(landed.conflict ? { conflict: landed.conflict } : {}) };
 }

@@ -11,6 +11,8 @@ export interface Landing {
   result: IterationResult;
   /** HEAD of the workspace after the agent (its own commits included). */
   head?: string;
+  /** What the agent's own commits add that ralph never commits (a secret, a private key). */
+  unsafe?: LeftOut[];
 }
 
 export interface Landed {
@@ -24,6 +26,8 @@ export interface Landed {
   kept?: string;
   /** Why the iteration failed after all, when landing it did not work out. */
   reason?: string;
+  /** The work was not merged because the agent's own commits hold what ralph never commits. */
+  refused?: boolean;
   /** Time spent merging back (replay, fast-forward, state commit), waiting for the merge lock excluded. */
   mergeMs?: number;
   /** Changed paths ralph did not commit (the user's own, secrets, private keys), with why. */

@@ -1,7 +1,7 @@
 // A worker's workspace: its own worktree, reset to the feature branch before each task. A passing
 // iteration's commits are replayed onto the feature branch under the merge lock, then ralph records the
 // task in the main worktree's state files and commits them with the work; anything else is kept on a branch.
-import { isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
+import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
 import { RalphError } from '../errors.ts';
 import { matchesAny } from '../iteration/work-state.ts';
 import type { Git } from '../git.ts';
@@ -171,6 +171,13 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 
     async land(landing: Landing): Promise<Landed> {
       const { task, info, result } = landing;
+      if (result.kind === 'pass' && landing.unsafe) {
+        // Replaying the agent's commits would be ralph committing what they hold: kept, not merged.
+        const kept = await keep(info.iteration);
+        const reason = `not merged: the agent's own commits add ${landing.unsafe.map(describeLeftOut).join('; ')}; the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again`;
+        await lock.run(async () => source.settle?.({ ...result, kind: 'fail', reason, tasksDone: [] }, info));
+        return { kept, head: tree.base, reason, refused: true, leftOut: takeLeftOut() };
+      }
       if (result.kind === 'pass') {
         const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
         const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker), info.iteration);

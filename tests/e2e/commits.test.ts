@@ -94,6 +94,17 @@ describe('what ralph commits', () => {
     expect(again.stderr + again.stdout).not.toMatch(/uncommitted/);
   });
 
+  it("the agent's own commit holding a secret: said at once, with the file and the variable (ralph never rewrites the agent's commits)", async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox, ['# Tasks: demo', '', '## Phase 1: Setup', '', '- [ ] T001 Create src/a.ts', ''].join('\n'));
+    scenario(sandbox, [{ write: { 'src/a.ts': 'a\n', 'src/config.ts': `export const key = '${SECRET}';\n` }, edit: [tick('T001')], after: [['git', 'add', '-A'], ['git', 'commit', '-qm', 'feat: T001']], lines: [answer('Did T001.\n\n<promise>COMPLETE</promise>')] }]);
+    const result = await runRalph(sandbox, ['--json', ...FAST], { ANTHROPIC_API_KEY: SECRET });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: iteration 1: the agent's own commits add src\/config\.ts \(holds the value of ANTHROPIC_API_KEY\): ralph never rewrites them; remove it before you push \(git log -p [0-9a-f]{12}\.\.HEAD\)/);
+    expect(JSON.parse(result.stdout).records[0].unsafeCommits).toEqual(['src/config.ts (holds the value of ANTHROPIC_API_KEY)']);
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+  });
+
   it('Spec Kit with --no-commit: ralph commits nothing, not even into the agent\'s commits', async () => {
     sandbox = makeSandbox();
     specKitProject(sandbox, ['# Tasks: demo', '', '## Phase 1: Setup', '', '- [ ] T001 Create src/a.ts', ''].join('\n'));
@@ -123,5 +134,25 @@ describe('what ralph commits', () => {
     const saved = /copied to (\.ralph\/left-out\/\S+?)(?:;|$)/m.exec(result.stderr)![1]!;
     expect(JSON.parse(readFileSync(path.join(sandbox.repo, saved, 'secrets.json'), 'utf8'))).toEqual({ key: SECRET });
     expect(existsSync(path.join(sandbox.repo, 'secrets.json'))).toBe(false);
+  });
+
+  it("several workers: a worker whose agent committed a secret itself is not merged; its work is kept on a branch", async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    const file = path.join(sandbox.root, 'scenario.json');
+    const commit = [['git', 'add', '-A'], ['git', 'commit', '-qm', 'work']];
+    writeFileSync(file, JSON.stringify({ byPrompt: [
+      { match: 'US-001', steps: [{ write: { 'one.txt': '1\n', 'keys.ts': `const k = '${SECRET}';\n` }, after: commit, lines: [report('completed')] }, { write: { 'one.txt': '1\n' }, after: commit, lines: [report('completed')] }] },
+      { match: 'US-002', steps: [{ write: { 'two.txt': '2\n' }, lines: [report('completed')] }] },
+    ] }));
+    sandbox.env.FAKE_AGENT_SCENARIO = file;
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', ...FAST], { ANTHROPIC_API_KEY: SECRET });
+    expect(result.code, result.stderr).toBe(0);
+    const records = JSON.parse(result.stdout).records as Array<{ taskId: string; outcome: string; reason: string; kept?: string }>;
+    const refused = records.find((record) => record.taskId === 'US-001' && record.outcome === 'fail')!;
+    expect(refused.reason).toMatch(/^not merged: the agent's own commits add keys\.ts \(holds the value of ANTHROPIC_API_KEY\); the work is kept on branch ralph-kept\/\S+ and the task runs again$/);
+    // The feature branch never held it; the second try, without it, landed.
+    expect(git(sandbox, ['log', '-p', 'HEAD'])).not.toContain(SECRET);
+    expect(records.filter((record) => record.taskId === 'US-001').map((record) => record.outcome)).toEqual(['fail', 'pass']);
   });
 });

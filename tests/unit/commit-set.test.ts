@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, privateByName, startNotes, type ScanResult } from '../../lib/commit-set.ts';
+import { Git } from '../../lib/git.ts';
 import { Redactor } from '../../lib/redact/index.ts';
 import { tempDir } from '../support/temp.ts';
 
@@ -112,6 +114,34 @@ describe('CommitGuard.scan', () => {
     const item = { path: '.env', why: { kind: 'private' as const, what: 'an environment file' } };
     expect(guard.firstMention(item)).toBe(true);
     expect(guard.forWorktree().firstMention(item)).toBe(false);
+  });
+});
+
+describe('CommitGuard.inCommits', () => {
+  const secret = 'sk-live-0123456789abcdef';
+  const guard = new CommitGuard(new Set(), () => [], new Redactor({ env: { MY_API_KEY: secret } }));
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test' };
+  const git = (dir: string, ...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' }).trim();
+
+  it("finds what the agent's own commits add that ralph would never commit, and only what they add", async () => {
+    const dir = tempDir('ralph-incommits-');
+    git(dir, 'init', '-q', '-b', 'main');
+    writeFileSync(path.join(dir, 'old.env'), `KEY=${secret}\n`);
+    writeFileSync(path.join(dir, 'a.ts'), `const a = 1;\n`);
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'base');
+    const base = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(path.join(dir, 'a.ts'), `const a = 1;\nconst key = '${secret}';\n`);
+    writeFileSync(path.join(dir, '.env.local'), 'DEBUG=1\n');
+    mkdirSync(path.join(dir, 'deploy'));
+    writeFileSync(path.join(dir, 'deploy', 'access'), '-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n');
+    writeFileSync(path.join(dir, 'clean.ts'), 'export {};\n');
+    git(dir, 'rm', '-q', 'old.env');
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'agent');
+    const found = await guard.inCommits(new Git(dir), base, git(dir, 'rev-parse', 'HEAD'));
+    // The removed file held the secret too: a deletion adds nothing.
+    expect(found.map(describeLeftOut).sort()).toEqual(['.env.local (an environment file: never committed by ralph)', 'a.ts (holds the value of MY_API_KEY)', 'deploy/access (a private key: never committed by ralph)']);
   });
 });
 
