@@ -1,7 +1,7 @@
 // What ralph commits is a set of paths: what the run changed, never what the user had changed before it
 // started, and never a file holding a secret. The decision is pure (decideCommitSet); reading the files
 // for secret values is the one edge (CommitGuard.scan).
-import { chmodSync, copyFileSync, lstatSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Git } from './git.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from './private-files.ts';
@@ -92,6 +92,12 @@ export function decideCommitSet(changed: readonly string[], policy: CommitPolicy
   return { paths, leftOut };
 }
 
+/** `changed` and the state files that exist (a folder stands for what it holds), each once. */
+function withStateFiles(changed: readonly string[], state: readonly string[], cwd: string): string[] {
+  const extra = state.map((file) => file.replace(/\/$/, '')).filter((file) => existsSync(path.join(cwd, file)));
+  return [...changed.filter((file) => !matchesAny(file, extra)), ...extra];
+}
+
 /** ralph's own run state: never part of a commit. */
 export function isRalphFile(file: string): boolean {
   return file === '.ralph.lock' || file.startsWith('.ralph/') || file.startsWith('.ralph.lock.d/');
@@ -177,11 +183,13 @@ export class CommitGuard {
    * Commits what changed in `git`'s work tree by these rules (only under `only` when given), or amends HEAD
    * with it; returns the commit and what was left out. ralph's own files (.ralph/, the lock) never count.
    */
-  async commit(git: Git, message: string, trailers: Record<string, string>, options: { only?: readonly string[]; amend?: boolean; noVerify?: boolean } = {}): Promise<{ commit?: string; leftOut: LeftOut[] }> {
+  async commit(git: Git, message: string, trailers: Record<string, string>, options: { only?: readonly string[]; amend?: boolean; noVerify?: boolean; changed?: readonly string[] } = {}): Promise<{ commit?: string; leftOut: LeftOut[] }> {
     const only = options.only;
     if (only && only.length === 0) return { leftOut: [] };
-    const state = only ? { changed: await git.changedUnder(only) } : await git.state();
-    const set = this.decide(git.cwd, state.changed.filter((file) => !isRalphFile(file)));
+    // `changed`: the paths a `git status` of this iteration already listed; the source's state files, which
+    // it wrote since, are added as they stand (a folder as a whole), so no second `git status` is needed.
+    const changed = only ? await git.changedUnder(only) : options.changed ? withStateFiles(options.changed, this.bookkeeping(), git.cwd) : (await git.state()).changed;
+    const set = this.decide(git.cwd, changed.filter((file) => !isRalphFile(file)));
     const commit = await git.commitPaths(set.paths, message, trailers, options);
     return { ...(commit ? { commit } : {}), leftOut: set.leftOut };
   }

@@ -32,6 +32,9 @@ export interface WorkTreeState {
 }
 
 
+/** Past this many bytes of paths, a commit's paths go through a file (the command line has a limit). */
+const PATHS_ON_COMMAND_LINE = 64 * 1024;
+
 /** Parses `git status --porcelain=v2 --branch -z`: the HEAD oid and every changed path. */
 export function parseStatusV2(output: string): WorkTreeState {
   const fields = output.split('\0');
@@ -131,10 +134,10 @@ export class Git {
    */
   async commitPaths(paths: readonly string[], message: string, trailers: Record<string, string>, options: { amend?: boolean; noVerify?: boolean } = {}): Promise<string | undefined> {
     if (paths.length === 0) return undefined;
-    const list = await this.gitPath('RALPH_COMMIT_PATHS');
-    if (!list) throw new RalphError(`git could not name a file in the git directory of ${this.cwd}`);
-    writeFileSync(list, `${paths.join('\0')}\0`);
-    const from = [`--pathspec-from-file=${list}`, '--pathspec-file-nul'];
+    // A usual set goes on the command line; a huge one (thousands of paths) through a file in the git dir.
+    const list = paths.reduce((sum, file) => sum + file.length + 1, 0) > PATHS_ON_COMMAND_LINE ? await this.gitPath('RALPH_COMMIT_PATHS') : undefined;
+    if (list) writeFileSync(list, `${paths.join('\0')}\0`);
+    const from = list ? [`--pathspec-from-file=${list}`, '--pathspec-file-nul'] : ['--', ...paths];
     try {
       await this.raw(['--literal-pathspecs', 'add', '-A', '--verbose', ...from]);
       const text = options.amend ? ['--amend', '--no-edit'] : ['-m', `${message}\n\n${Object.entries(trailers).map(([key, value]) => `${key}: ${value}`).join('\n')}\n`];
@@ -148,7 +151,7 @@ export class Git {
       }
       return /^[0-9a-f]{40}$/.test(made) && (await this.usesSha1()) ? made : this.head();
     } finally {
-      rmSync(list, { force: true });
+      if (list) rmSync(list, { force: true });
     }
   }
 

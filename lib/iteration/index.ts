@@ -168,7 +168,8 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
   const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review };
-  const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head, ...(unsafe.length > 0 ? { unsafe } : {}) });
+  // A review may have changed the tree since it was read: then the commit reads it again.
+  const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head, ...(unsafe.length > 0 ? { unsafe } : {}), ...(review ? {} : { changed: treeAfter.changed }) });
   // What the next iteration here starts from, without another `git status`: the tree as the agent left it,
   // or, after ralph's own commit of all of it, a clean tree at that commit (bookkeeping aside), unless a
   // commit hook may have changed files. A review may have touched the tree (and a worker's worktree moves

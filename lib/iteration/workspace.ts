@@ -13,6 +13,8 @@ export interface Landing {
   head?: string;
   /** What the agent's own commits add that ralph never commits (a secret, a private key). */
   unsafe?: LeftOut[];
+  /** The uncommitted paths a `git status` after the agent (and the gates) listed. */
+  changed?: readonly string[];
 }
 
 export interface Landed {
@@ -59,7 +61,7 @@ export interface InPlaceOptions {
   git: Git;
   source: TaskSource;
   /** Commits a passing iteration's work (commit policy on). */
-  commit?: (task: Task, iteration: number) => Promise<Committed>;
+  commit?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   /** Amends the source's state into the agent's own commit (the agent commits, ralph does not). */
   amendState?: () => Promise<Committed>;
 }
@@ -72,13 +74,13 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
     git: options.git,
     env: () => ({}),
     snapshot: (purpose) => source.snapshot(purpose),
-    async land({ task, info, result, head }) {
+    async land({ task, info, result, head, changed }) {
       await source.settle?.(result, info);
       // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
       let commit: string | undefined;
       let leftOut: LeftOut[] = [];
       if (options.commit && result.kind === 'pass') {
-        ({ commit, leftOut } = await options.commit(task, info.iteration));
+        ({ commit, leftOut } = await options.commit(task, info.iteration, changed));
         if (commit) await source.recordCommit?.(info.iteration, commit, head);
       } else if (options.amendState && head && info.head && head !== info.head && (await options.git.madeSince(info.head))) {
         // The agent committed its work (beads' /sp:next, Spec Kit stories): the task state it just changed

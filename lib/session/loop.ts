@@ -44,7 +44,7 @@ export interface LoopContext {
   /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** Commits a passing iteration's work in the repository (commit policy on, one worker). */
-  commit?: (task: Task, iteration: number) => Promise<Committed>;
+  commit?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   /** Amends the source's state into the agent's own commit of an iteration (the agent commits, ralph does not). */
   amendState?: () => Promise<Committed>;
   /** What ralph's commits may hold: never the user's own changes from before the run, nor a secret. */
