@@ -148,6 +148,17 @@ function whyLeftOut(item: LeftOut): string {
   }
 }
 
+/**
+ * The prompt with a note on the user's own uncommitted work (an agent's `git add -A` would take it), the
+ * task state aside (the agent ticks it). A bare slash command (beads' /sp:next) takes no text: unchanged.
+ */
+export function withUserWorkNote(prompt: string, userPaths: Iterable<string>, stateFiles: readonly string[]): string {
+  const paths = [...userPaths].filter((file) => !matchesAny(file, stateFiles)).sort();
+  if (paths.length === 0 || prompt.trimStart().startsWith('/')) return prompt;
+  const note = `These paths held the user's own uncommitted changes before this run: ${listPaths(paths, 20)}. Leave them as they are: do not stage, commit, move or delete them. When you commit, add the files you changed by name (never \`git add -A\`, \`git add .\` or \`git commit -a\`).`;
+  return `${prompt.trimEnd()}\n\n## Not yours to commit\n\n${note}\n`;
+}
+
 /** `a, b, c and 4 more`. */
 export function listPaths(paths: readonly string[], most = 5): string {
   if (paths.length <= most) return paths.join(', ');

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Agent } from '../agents/types.ts';
 import { finalAnswer } from '../agents/transcript.ts';
-import { describeLeftOut, type CommitGuard } from '../commit-set.ts';
+import { describeLeftOut, withUserWorkNote, type CommitGuard } from '../commit-set.ts';
 import { claimsCompletion } from '../completion.ts';
 import type { Config } from '../config.ts';
 import { decideOutcome, tasksFinished } from '../decide.ts';
@@ -71,7 +71,10 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   // A claim that fails (another worker took the bead) throws before the iteration has started.
   await source.claim?.(task, info);
   bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }) });
-  const prompt = await source.prompt(task, info);
+  // The user's own uncommitted work is not the agent's to commit: said in every prompt ralph writes (a bare
+  // slash command such as beads' /sp:next takes no text after it). A worker's worktree holds none of it.
+  const written = await source.prompt(task, info);
+  const prompt = workspace.worker === undefined && ctx.guard ? withUserWorkNote(written, ctx.guard.userPaths, source.workers.stateFiles()) : written;
   const before = workspace.worker === undefined ? mainBefore : await workspace.snapshot();
   // What the agent starts from, so what it changes can be told apart from what was changed already.
   const carried = leftBehind.get(workspace);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isolationArgs } from '../agents/isolation.ts';
 import type { Deps } from '../deps.ts';
-import { startNotes, type CommitMode } from '../commit-set.ts';
+import { isRalphFile, startNotes, withUserWorkNote, type CommitMode } from '../commit-set.ts';
 import type { LockState } from '../lock.ts';
 import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
@@ -17,7 +17,8 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   const problems = [...prepared.problems];
   out.push(`ralph dry run in ${root}${prepared.branch ? ` on branch ${prepared.branch}` : ' (detached HEAD)'}`);
   out.push(`source: ${source.name}, ${source.describe()}`);
-  const commitNotes = prepared.problems.length === 0 ? startNotes((await prepared.git.state().catch(() => ({ changed: [] }))).changed, source.workers.stateFiles(), prepared.commitMode) : [];
+  const startChanged = (await prepared.git.state().catch(() => ({ changed: [] as string[] }))).changed;
+  const commitNotes = startNotes(startChanged, await Promise.resolve().then(() => source.workers.stateFiles()).catch(() => []), prepared.commitMode);
   out.push(`commits: ${COMMIT_MODES[prepared.commitMode]}`, ...commitNotes.map((note) => `note: ${note}`));
   let ready: Array<{ id: string; title: string }> = [];
   let remaining = 0;
@@ -44,6 +45,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
         }
         const firstTask = workers[0]?.task ? snapshot.ready.find((task) => task.id === workers[0]!.task.id) ?? snapshot.ready[0]! : snapshot.ready[0]!;
         prompt = await source.prompt(firstTask, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run', ...(config.parallel > 1 ? { worker: 1 } : {}) });
+        if (config.parallel === 1) prompt = withUserWorkNote(prompt, startChanged.filter((file) => !isRalphFile(file)), source.workers.stateFiles());
       } else if (remaining > 0) {
         problems.push(source.explainStuck(snapshot));
       } else {

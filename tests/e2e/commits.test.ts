@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, FEATURE, prdProject, report, SNARK, specKitProject, TASKS_PATH, tick } from './projects.ts';
-import { FAST, makeSandbox, runRalph, scenario, type Sandbox } from './helpers.ts';
+import { agentCalls, FAST, makeSandbox, runRalph, scenario, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -34,12 +34,15 @@ describe('what ralph commits', () => {
     const plan = await runRalph(sandbox, ['--dry-run'], { ANTHROPIC_API_KEY: SECRET });
     expect(plan.code, plan.stdout).toBe(0);
     expect(plan.stdout).toContain("note: uncommitted changes from before the run (2 paths: .env, README.md) stay yours: ralph's commits leave them out, whatever the agent does to them");
+    // The prompt tells the agent too (the dry run shows the prompt the run sends).
+    expect(plan.stdout).toContain("  | These paths held the user's own uncommitted changes before this run: .env, README.md. Leave them as they are");
     const result = await runRalph(sandbox, ['--json', ...FAST], { ANTHROPIC_API_KEY: SECRET });
     expect(result.code, result.stderr).toBe(0);
     // Said at the start, and after the iteration, naming the file and the variable, never the value.
     expect(result.stderr).toContain("warning: uncommitted changes from before the run (2 paths: .env, README.md) stay yours: ralph's commits leave them out, whatever the agent does to them");
     expect(result.stderr).toContain('not committed by ralph: README.md (changed before the run: left as you left it); config.local.json (holds the value of ANTHROPIC_API_KEY)');
     expect(result.stdout + result.stderr).not.toContain(SECRET);
+    expect(agentCalls(sandbox)[0]!.stdin).toMatch(/## Not yours to commit\n\nThese paths held the user's own uncommitted changes before this run: \.env, README\.md\. Leave them as they are: do not stage, commit, move or delete them\./);
     const summary = JSON.parse(result.stdout);
     expect(summary.records[0].leftOut).toEqual(['README.md (changed before the run: left as you left it)', 'config.local.json (holds the value of ANTHROPIC_API_KEY)']);
     // The commit holds the work and the task state, nothing else.

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, privateByName, startNotes, type ScanResult } from '../../lib/commit-set.ts';
+import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../lib/commit-set.ts';
 import { Git } from '../../lib/git.ts';
 import { Redactor } from '../../lib/redact/index.ts';
 import { tempDir } from '../support/temp.ts';
@@ -157,6 +157,18 @@ describe('keepLeftOutFiles', () => {
     expect(readFileSync(copy, 'utf8')).toBe('KEY=1\n');
     expect(statSync(copy).mode & 0o777).toBe(0o600);
     expect(keepLeftOutFiles(root, tree, [{ path: 'mine.txt', why: { kind: 'user' } }], 'x')).toBeUndefined();
+  });
+});
+
+describe('withUserWorkNote', () => {
+  it("tells the agent which paths are the user's own, the task state aside", () => {
+    const prompt = withUserWorkNote('Do T003.\n', ['.env', 'src/app.ts', 'specs/001-x/tasks.md'], ['specs/001-x/tasks.md']);
+    expect(prompt).toBe("Do T003.\n\n## Not yours to commit\n\nThese paths held the user's own uncommitted changes before this run: .env, src/app.ts. Leave them as they are: do not stage, commit, move or delete them. When you commit, add the files you changed by name (never `git add -A`, `git add .` or `git commit -a`).\n");
+  });
+
+  it('leaves the prompt alone without such paths, and a bare slash command always', () => {
+    expect(withUserWorkNote('Do T003.', ['specs/001-x/tasks.md'], ['specs/001-x/tasks.md'])).toBe('Do T003.');
+    expect(withUserWorkNote('/sp:next', ['.env'], [])).toBe('/sp:next');
   });
 });
 
