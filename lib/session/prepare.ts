@@ -5,6 +5,7 @@ import type { Agent } from '../agents/types.ts';
 import type { OptionValue } from '../config/values.ts';
 import { readConfigFile, resolveConfig, type Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
+import { PrerequisiteError } from '../errors.ts';
 import { Git } from '../git.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
@@ -56,7 +57,11 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const branch = gitRoot ? await git.branch() : undefined;
 
   const sourceName = config.source ?? await detectSource(root, { prd: config.extra.get('prd') as string | undefined });
-  if (!sourceName) throw noSourceError(root);
+  if (!sourceName) {
+    // Outside a git work tree that is the first thing to say; the missing source comes second.
+    if (!gitRoot) throw new PrerequisiteError([...problems, noSourceError(root).message]);
+    throw noSourceError(root);
+  }
   const source = await createSource(sourceName, { root, branch, config, deps, warn });
 
   const defaults = source.agentDefaults?.() ?? {};

@@ -14,14 +14,17 @@ describe('the three ways to start ralph', () => {
 
   it('--help groups the options and lists the exit codes and environment variables', () => {
     const help = execFileSync(TSX, [RALPH, '--help'], { encoding: 'utf8' });
-    for (const text of ['Run options:', 'Agent options:', 'Retries and limits options:', 'Exit codes:', '130  interrupted by Ctrl+C', '143  terminated by SIGTERM', 'RALPH_MAX_ITERATIONS', '[default: 2s; RALPH_RETRY_DELAY]']) {
+    for (const text of ['Run options:', 'Agent options:', 'Retries and limits options:', 'Exit codes:', '129  hung up (SIGHUP', '130  interrupted by Ctrl+C', '143  terminated by SIGTERM', 'RALPH_MAX_ITERATIONS', '[default: 2s; RALPH_RETRY_DELAY]']) {
       expect(help).toContain(text);
     }
   });
 
-  it('outside a git repository with no task source, exits 1 with one clear error', () => {
+  it('outside a git repository with no task source, exits 1 saying both, the repository first', () => {
     const result = spawnSync(TSX, [RALPH, '--dry-run'], { cwd: '/', encoding: 'utf8' });
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/^ralph: no task source found in \/: expected \.beads\//);
+    expect(result.stderr.split('\n').filter(Boolean)).toEqual([
+      "ralph: ✗ not inside a git work tree (/): run ralph from your project's repository",
+      expect.stringMatching(/^ralph: ✗ no task source found in \/: expected \.beads\//),
+    ]);
   });
 });
