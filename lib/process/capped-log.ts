@@ -1,8 +1,30 @@
-// An iteration log with a size cap, so a chatty agent cannot fill the disk overnight: the head is written
-// as it comes; past it, only the last bytes are held (a ring) and the lines ralph acted on (its result,
-// errors, usage limits) are kept; at the end come a note of what was left out, those lines, then the tail.
-import type { WriteStream } from 'node:fs';
+// The agent's iteration logs: opened so a failed write is never an uncaught error, and capped so a chatty
+// agent cannot fill the disk overnight (--log-max-bytes): the head is written as it comes; past it, only
+// the last bytes are held (a ring) and the lines ralph acted on (its result, errors, usage limits) are
+// kept; at the end come a note of what was left out, those lines, then the tail.
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { PooledLog } from './output.ts';
+
+/** Opens an agent log for appending (0600); a write that fails (ENOSPC) goes to `onError`, naming the file. */
+export function openLog(file: string | undefined, onError: (error: NodeJS.ErrnoException) => void): WriteStream | undefined {
+  if (!file) return undefined;
+  const stream = createWriteStream(file, { flags: 'a', mode: 0o600 });
+  // Without a listener a failed write (ENOSPC) is an uncaught 'error' event that kills ralph.
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    error.path ??= file;
+    onError(error);
+  });
+  return stream;
+}
+
+/** Ends a log and waits until it is closed; a log that failed is already closed. */
+export function closeLog(stream: WriteStream | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (!stream || stream.destroyed) return resolve();
+    stream.once('close', () => resolve());
+    stream.end();
+  });
+}
 
 /** Most of a log's cap that its tail may take: the tail is held in memory until the agent ends. */
 const MAX_TAIL = 4 * 1024 * 1024;

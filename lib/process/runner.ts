@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import type { Redactor } from '../redact/index.ts';
 import { LineSplitter, LONG_LINE_BYTES } from './line-splitter.ts';
-import { CappedLog } from './capped-log.ts';
+import { CappedLog, closeLog, openLog } from './capped-log.ts';
 import { openChannel, PooledLog, type OutputChannel } from './output.ts';
 import { groupTree, processAlive, signalTree, stopTree } from './process-tree.ts';
 
@@ -63,27 +63,8 @@ export function killActiveNow(): void {
   for (const [pgid, known] of active) signalTree(pgid, [...known, ...groupTree(pgid)], 'SIGKILL');
 }
 
-function openLog(file: string | undefined, onError: (error: NodeJS.ErrnoException) => void): WriteStream | undefined {
-  if (!file) return undefined;
-  const stream = createWriteStream(file, { flags: 'a', mode: 0o600 });
-  // Without a listener a failed write (ENOSPC) is an uncaught 'error' event that kills ralph.
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    error.path ??= file;
-    onError(error);
-  });
-  return stream;
-}
-
 type Redaction = { push(chunk: Buffer): Buffer; end(): Buffer };
 const PASS: Redaction = { push: (chunk) => chunk, end: () => Buffer.alloc(0) };
-
-function closeLog(stream: WriteStream | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (!stream || stream.destroyed) return resolve();
-    stream.once('close', () => resolve());
-    stream.end();
-  });
-}
 
 /**
  * One output stream of the child: read (see output.ts), redacted, copied to its log and split into lines.

@@ -33,8 +33,7 @@ export interface LoopContext {
   agent: Agent;
   /** Agent profile after source defaults were applied. */
   profile?: string;
-  /** git of the repository (the main worktree). */
-  git: Git;
+  git: Git; // of the repository (the main worktree)
   bus: EventBus;
   signal: AbortSignal;
   sessionId: string;
@@ -43,13 +42,12 @@ export interface LoopContext {
   usageWait: UsageWait;
   /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
-  /** Commits a passing iteration's work in the repository (commit policy on, one worker). */
+  /** Commits a passing iteration's work (commit on, one worker); `amendState` adds the source's state to the agent's own commit instead (it commits, ralph not). */
   commit?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
-  /** Amends the source's state into the agent's own commit of an iteration (the agent commits, ralph does not). */
   amendState?: () => Promise<Committed>;
   /** What ralph's commits may hold: never the user's own changes from before the run, nor a secret. */
   guard?: CommitGuard;
-  /** The records so far, kept by the caller so an interruption can still report them. */
+  /** The records so far, kept by the caller (an interruption still reports them). */
   records: IterationRecord[];
   /** The no-progress breaker's limits (./breaker.ts). */
   breaker: BreakerLimits;
