@@ -1,6 +1,6 @@
 // One preflight: every check a run makes before its first agent is one list, shared by --dry-run and the
 // run. What the dry run passes, the run starts; what it refuses, the run refuses with the same lines.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prdProject, report } from './projects.ts';
@@ -45,6 +45,20 @@ describe('one preflight for the dry run and the run', () => {
     const run = await runRalph(sandbox, [...args, ...FAST]);
     expect(run.code, run.stderr).toBe(0);
     expect(agentCalls(sandbox)).toHaveLength(2);
+  });
+
+  it('a run that fails at its first agent (not logged in) counts what is left from the source: the final line, --json and the report', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    scenario(sandbox, [{ stderr: 'Not logged in · Please run /login', exit: 1 }]);
+    const run = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/ralph: agent setup error: Not logged in/);
+    expect(run.stderr).toMatch(/failed: agent setup error: Not logged in · Please run \/login \(0 iterations, 0 done, 2 remaining, /);
+    const summary = JSON.parse(run.stdout);
+    expect(summary).toMatchObject({ status: 'failed', tasksRemaining: 2 });
+    const report = readFileSync(path.join(sandbox.repo, '.ralph', 'reports', `${summary.sessionId}.md`), 'utf8');
+    expect(report).toMatch(/\| 0 \| 0 \| 0 \| 0 \| 0 \| 2 \|/);
   });
 
   it('--json prints one JSON object on a command line ralph cannot read', async () => {
