@@ -194,15 +194,15 @@ export class CommitGuard {
    * Commits what changed in `git`'s work tree by these rules (only under `only` when given), or amends HEAD
    * with it; returns the commit and what was left out. ralph's own files (.ralph/, the lock) never count.
    */
-  async commit(git: Git, message: string, trailers: Record<string, string>, options: { only?: readonly string[]; amend?: boolean; noVerify?: boolean; changed?: readonly string[] } = {}): Promise<{ commit?: string; leftOut: LeftOut[] }> {
+  async commit(git: Git, message: string, trailers: Record<string, string>, options: { only?: readonly string[]; amend?: boolean; noVerify?: boolean; changed?: readonly string[] } = {}): Promise<{ commit?: string; leftOut: LeftOut[]; paths: string[] }> {
     const only = options.only;
-    if (only && only.length === 0) return { leftOut: [] };
+    if (only && only.length === 0) return { leftOut: [], paths: [] };
     // `changed`: the paths a `git status` of this iteration already listed; the source's state files, which
     // it wrote since, are added as they stand (a folder as a whole), so no second `git status` is needed.
     const changed = only ? await git.changedUnder(only) : options.changed ? withStateFiles(options.changed, this.bookkeeping(), git.cwd) : (await git.state()).changed;
     const set = this.decide(git.cwd, changed.filter((file) => !isRalphFile(file)));
     const commit = await git.commitPaths(set.paths, message, trailers, options);
-    return { ...(commit ? { commit } : {}), leftOut: set.leftOut };
+    return { ...(commit ? { commit } : {}), leftOut: set.leftOut, paths: commit ? set.paths : [] };
   }
 
   /**

@@ -63,8 +63,6 @@ export function parseStatusV2(output: string): WorkTreeState {
 /** The git facts and actions a run needs, through simple-git. */
 export class Git {
   private readonly git: SimpleGit;
-  /** Set once .git/info/exclude keeps .ralph/ and the lock out of `git add -A`. */
-  ownFilesExcluded = false;
   private sha1: Promise<boolean> | undefined;
   private hooks: Promise<boolean> | undefined;
 
@@ -123,14 +121,10 @@ export class Git {
     return { files: [...files].filter((file) => !isRalphFile(file)).sort(), head: state.head };
   }
 
-  async isDirty(): Promise<boolean> {
-    return (await this.state()).changed.some((file) => !isRalphFile(file));
-  }
-
   /**
    * Commits exactly `paths` (new, changed or deleted), with trailers: whatever else is changed or staged (the
    * user's own work) stays as it is. `amend` folds them into HEAD instead. Undefined when nothing changed.
-   * Paths are literal (no glob or pathspec magic) and go through a file, so any number of them fits.
+   * Paths are literal (no glob or pathspec magic); a huge set goes through a file, so any number fits.
    */
   async commitPaths(paths: readonly string[], message: string, trailers: Record<string, string>, options: { amend?: boolean; noVerify?: boolean } = {}): Promise<string | undefined> {
     if (paths.length === 0) return undefined;
@@ -282,5 +276,4 @@ export async function excludeFromGit(git: Git, ...patterns: string[]): Promise<v
 /** Keeps ralph's own files out of `git status` and an agent's `git add -A`, without touching .gitignore. */
 export async function excludeRalphFiles(git: Git): Promise<void> {
   await excludeFromGit(git, '/.ralph.lock', '/.ralph.lock.d/', '/.ralph/');
-  git.ownFilesExcluded = true;
 }

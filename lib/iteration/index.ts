@@ -178,7 +178,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   // commit hook may have changed files. A review may have touched the tree (and a worker's worktree moves
   // to a new base): then the next one reads it again.
   if (!review && !landed.conflict && workspace.worker === undefined) {
-    const left = await stateAfterLanding(workspace.git, workAfter, changes.head, landed.head);
+    const left = await stateAfterLanding(workspace.git, workAfter, changes.head, landed.head, landed.committed);
     if (left) leftBehind.set(workspace, left);
   }
   record.commit = landed.commit;

@@ -31,13 +31,15 @@ export async function readWorkState(git: Git, known?: WorkTreeState): Promise<Wo
 
 /**
  * The work tree as an iteration left it, without another `git status`: as read after the agent when ralph
- * did not commit (since then only the source's bookkeeping changed, which comparisons leave out), clean
- * at ralph's new commit when ralph committed everything, unless a commit hook may have changed files
- * (undefined: read it again). `agentHead` is HEAD after the agent, `landedHead` after landing.
+ * did not commit (since then only the source's bookkeeping changed, which comparisons leave out); at
+ * ralph's new commit, as read after the agent less the paths that commit took (`committed`; what it left
+ * out, the user's own work say, is as it was), unless a commit hook may have changed files (undefined:
+ * read it again). `agentHead` is HEAD after the agent, `landedHead` after landing.
  */
-export async function stateAfterLanding(git: Git, afterAgent: WorkState, agentHead: string | undefined, landedHead: string | undefined): Promise<WorkState | undefined> {
+export async function stateAfterLanding(git: Git, afterAgent: WorkState, agentHead: string | undefined, landedHead: string | undefined, committed?: readonly string[]): Promise<WorkState | undefined> {
   if (landedHead === undefined || landedHead === agentHead) return afterAgent;
-  return (await git.commitHooks()) ? undefined : { head: landedHead, files: new Map() };
+  if (!committed || (await git.commitHooks())) return undefined;
+  return { head: landedHead, files: new Map([...afterAgent.files].filter(([file]) => !matchesAny(file, committed))) };
 }
 
 /** True when `file` is one of `paths` or lies under one of them (a folder, with or without its `/`). */

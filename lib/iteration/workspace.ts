@@ -34,12 +34,15 @@ export interface Landed {
   mergeMs?: number;
   /** Changed paths ralph did not commit (the user's own, secrets, private keys), with why. */
   leftOut?: LeftOut[];
+  /** The paths ralph's commit took, when it made one in the workspace (the rest stays as it was). */
+  committed?: string[];
 }
 
-/** What one of ralph's commits made, and what it left out. */
+/** What one of ralph's commits made, the paths it took (a folder for all it holds), and what it left out. */
 export interface Committed {
   commit?: string;
   leftOut: LeftOut[];
+  paths?: string[];
 }
 
 export interface Workspace {
@@ -79,17 +82,18 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
       // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
       let commit: string | undefined;
       let leftOut: LeftOut[] = [];
+      let committed: string[] | undefined;
       if (options.commit && result.kind === 'pass') {
-        ({ commit, leftOut } = await options.commit(task, info.iteration, changed));
+        ({ commit, leftOut, paths: committed } = await options.commit(task, info.iteration, changed));
         if (commit) await source.recordCommit?.(info.iteration, commit, head);
       } else if (options.amendState && head && info.head && head !== info.head && (await options.git.madeSince(info.head))) {
         // The agent committed its work (beads' /sp:next, Spec Kit stories): the task state it just changed
         // joins that commit, so the tree stays clean; never a commit that is already on a remote.
-        ({ commit, leftOut } = await options.amendState());
+        ({ commit, leftOut, paths: committed } = await options.amendState());
       }
       // The agent may commit its own work: report the new HEAD.
       if (!commit && head && head !== info.head) commit = head;
-      return { commit, head: commit ?? head, ...(leftOut.length > 0 ? { leftOut } : {}) };
+      return { commit, head: commit ?? head, ...(leftOut.length > 0 ? { leftOut } : {}), ...(committed ? { committed } : {}) };
     },
   };
 }

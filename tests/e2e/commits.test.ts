@@ -20,16 +20,17 @@ const committedSince = (box: Sandbox, base: string): string[] => [...new Set(git
 describe('what ralph commits', () => {
   it('PRD: commits only what the run changed; the user\'s .env and half-edited file stay theirs; a file holding a secret stays out', async () => {
     sandbox = makeSandbox();
-    prdProject(sandbox, { ...SNARK, userStories: [SNARK.userStories[0]] });
+    prdProject(sandbox);
     const base = git(sandbox, ['rev-parse', 'HEAD']).trim();
     // Before the run: an untracked .env with a key and a tracked file half edited.
     writeFileSync(path.join(sandbox.repo, '.env'), 'STRIPE_KEY=sk_test_user_own_value_123\n');
     writeFileSync(path.join(sandbox.repo, 'README.md'), '# sample project\n\nhalf-written paragraph\n');
     // The agent writes its work, a config file holding the run's API key, and edits the user's file too.
+    // A second story that touches neither: the user's file is not named again, its iteration changed nothing of it.
     scenario(sandbox, [{
       write: { 'app.txt': 'one\n', 'config.local.json': JSON.stringify({ apiKey: SECRET }), 'README.md': '# sample project\n\nhalf-written paragraph\nthe agent added this\n' },
       lines: [report('completed')],
-    }]);
+    }, { write: { 'app.txt': 'one\ntwo\n' }, lines: [report('completed')] }]);
     // The dry run says it first.
     const plan = await runRalph(sandbox, ['--dry-run'], { ANTHROPIC_API_KEY: SECRET });
     expect(plan.code, plan.stdout).toBe(0);
@@ -45,8 +46,10 @@ describe('what ralph commits', () => {
     expect(agentCalls(sandbox)[0]!.stdin).toMatch(/## Not yours to commit\n\nThese paths held the user's own uncommitted changes before this run: \.env, README\.md\. Leave them as they are: do not stage, commit, move or delete them\./);
     const summary = JSON.parse(result.stdout);
     expect(summary.records[0].leftOut).toEqual(['README.md (changed before the run: left as you left it)', 'config.local.json (holds the value of ANTHROPIC_API_KEY)']);
-    // The commit holds the work and the task state, nothing else.
-    expect(committedSince(sandbox, base)).toEqual(['.rulebook-ralph/history/iteration-1.json', 'app.txt', 'prd.json', 'progress.txt']);
+    expect(summary.records[1].leftOut).toEqual(['config.local.json (holds the value of ANTHROPIC_API_KEY)']);
+    expect(result.stderr.split('\n').filter((line) => line.includes('not committed by ralph'))).toHaveLength(1);
+    // The commits hold the work and the task state, nothing else.
+    expect(committedSince(sandbox, base)).toEqual(['.rulebook-ralph/history/iteration-1.json', '.rulebook-ralph/history/iteration-2.json', 'app.txt', 'prd.json', 'progress.txt']);
     expect(git(sandbox, ['log', '-p', '--all'])).not.toContain(SECRET);
     // Nothing is lost: the user's files as they were (with the agent's addition), the secret file in place.
     expect(readFileSync(path.join(sandbox.repo, '.env'), 'utf8')).toBe('STRIPE_KEY=sk_test_user_own_value_123\n');

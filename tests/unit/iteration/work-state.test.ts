@@ -71,8 +71,14 @@ describe('stateAfterLanding', () => {
   });
 
   it('is a clean tree at the new commit when ralph committed everything, unless a commit hook may have changed files', async () => {
-    expect(await stateAfterLanding(git(false), afterAgent, 'a1', 'c2')).toEqual(state('c2', {}));
-    expect(await stateAfterLanding(git(true), afterAgent, 'a1', 'c2')).toBeUndefined();
+    expect(await stateAfterLanding(git(false), afterAgent, 'a1', 'c2', ['src/x.ts'])).toEqual(state('c2', {}));
+    expect(await stateAfterLanding(git(true), afterAgent, 'a1', 'c2', ['src/x.ts'])).toBeUndefined();
+  });
+
+  it("keeps what ralph's commit left out (the user's own work) as read after the agent; without the committed paths, reads again", async () => {
+    const both = state('a1', { 'src/x.ts': '10:1', 'notes.md': '5:2', 'state/h/1.json': '3:3' });
+    expect(await stateAfterLanding(git(false), both, 'a1', 'c2', ['src/x.ts', 'state/h'])).toEqual(state('c2', { 'notes.md': '5:2' }));
+    expect(await stateAfterLanding(git(false), both, 'a1', 'c2')).toBeUndefined();
   });
 
   it('matches what git shows after a commit of everything', async () => {
@@ -88,7 +94,7 @@ describe('stateAfterLanding', () => {
     const after = await readWorkState(real);
     execFileSync('git', ['add', '-A'], { cwd: dir });
     execFileSync('git', ['commit', '-qm', 'work'], { cwd: dir, env });
-    const carried = await stateAfterLanding(real, after, after.head, await real.head());
+    const carried = await stateAfterLanding(real, after, after.head, await real.head(), ['a.txt', 'new.txt']);
     expect(carried).toEqual(await readWorkState(real));
   });
 });
