@@ -62,6 +62,18 @@ export interface IterationRecord {
   leftOut?: string[];
   /** What the agent's own commits added that ralph never commits (a secret value, a private key), with why. */
   unsafeCommits?: string[];
+  /** A converge pass (`--converge`): which, its verdict and the tasks it appended. */
+  converge?: { pass: number; verdict: 'appended' | 'converged' | 'silent' | 'broke'; appended?: string[] };
+}
+
+export interface ConvergeSummary {
+  /** Passes of the cycle, those a cut-short earlier run made (`resumed`) included. */
+  passes: number;
+  resumed: number;
+  maxPasses: number;
+  /** Per pass of this run: the tasks it appended (empty when it found none). */
+  appended: string[][];
+  converged: boolean;
 }
 
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';
@@ -91,6 +103,8 @@ export interface RunSummary {
   failedCount?: number;
   /** Each check that kept the run from starting, in full (a run that could not start). */
   problems?: string[];
+  /** Converge passes of this run (`--converge`): how many, what each appended, whether the last converged. */
+  converge?: ConvergeSummary;
 }
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */

@@ -55,6 +55,8 @@ export interface IterationOutput {
   vanished: boolean;
   /** Paths that conflicted when the worker's commits were merged back (the task should run again). */
   conflict?: string[];
+  /** Ends the run as failed once the iterations under way have ended (a converge pass that broke its contract). */
+  failure?: string;
 }
 
 /** The work tree each workspace's last iteration left behind (see the end of runIteration). */

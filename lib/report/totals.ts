@@ -107,5 +107,12 @@ export function reportFacts(summary: RunSummary): Array<[string, string]> {
     ['started', formatTime(summary.startedAt)],
     ['ended', formatTime(summary.endedAt)],
     ['duration', formatDuration(summary.durationMs)],
+    ...(summary.converge ? [['converge', convergeText(summary.converge)] as [string, string]] : []),
   ];
+}
+
+/** `2 of 3 passes: pass 1 appended T042, T043; pass 2 found nothing (converged)`. */
+export function convergeText(converge: NonNullable<RunSummary['converge']>): string {
+  const each = converge.appended.map((tasks, index) => `pass ${converge.resumed + index + 1} ${tasks.length > 0 ? `appended ${tasks.join(', ')}` : index === converge.appended.length - 1 && converge.converged ? 'found nothing (converged)' : 'appended nothing'}`);
+  return `${converge.passes} of ${converge.maxPasses} passes${each.length > 0 ? `: ${each.join('; ')}` : ''}; ${converge.converged ? 'converged' : 'not proven converged'}`;
 }

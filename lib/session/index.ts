@@ -21,6 +21,7 @@ import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
+import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
 export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSignal: AbortSignal): Promise<number> {
@@ -164,6 +165,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         commit: commitOn && config.parallel === 1
           ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
           : undefined,
+        // --converge: passes once every task is done; what a pass appends is committed when ralph commits.
+        convergence: config.extra.get('converge') === true && source.converge ? createConvergence(source.converge, (config.extra.get('max-converge') as number | undefined) ?? DEFAULT_MAX_CONVERGE) : undefined,
+        commitState: commitOn ? (message: string, iteration: number) => guard.commit(git, message, { 'Ralph-Iteration': String(iteration) }, { only: source.workers.stateFiles() }) : undefined,
         // The agent commits its own work: ralph's record of the iteration goes into that commit.
         amendState: prepared.commitMode === 'agent' ? (() => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true })) : undefined,
         guard,
@@ -194,7 +198,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
           warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
         }
       }
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}) });
       finished = true;
     } finally {
       control.close();

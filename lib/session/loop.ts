@@ -13,6 +13,8 @@ import type { EventBus, IterationRecord, RunStatus, RunSummary } from '../events
 import type { GateResult } from '../gates.ts';
 import type { Git } from '../git.ts';
 import { runIteration, type IterationOutput } from '../iteration/index.ts';
+import { convergeTask, runConvergePass } from '../iteration/converge.ts';
+import type { Convergence } from './converge.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
 import { inPlaceWorkspace, type Committed, type Workspace } from '../iteration/workspace.ts';
 import type { CommitGuard } from '../commit-set.ts';
@@ -20,7 +22,7 @@ import type { Redactor } from '../redact/index.ts';
 import type { CommandWrap } from '../iteration/agent-run.ts';
 import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import type { WorkerWorkspace } from './worker.ts';
-import { Worktrees, type Worktree } from './worktrees.ts';
+import { Worktrees } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
@@ -49,16 +51,16 @@ export interface LoopContext {
   guard?: CommitGuard;
   /** The records so far, kept by the caller (an interruption still reports them). */
   records: IterationRecord[];
-  /** The no-progress breaker's limits (./breaker.ts). */
-  breaker: BreakerLimits;
-  /** The independent reviewer (--review); undefined when off. */
-  review?: Reviewer;
+  breaker: BreakerLimits; // the no-progress breaker's limits (./breaker.ts)
+  review?: Reviewer; // the independent reviewer (--review)
   /** Replaces secrets in the agent's output and in what the source records. */
   redactor?: Redactor;
-  /** Wraps the agent's command for the folder it works in (--sandbox bwrap). */
-  wrap?: CommandWrap;
+  wrap?: CommandWrap; // the agent's command wrapped for the folder it works in (--sandbox bwrap)
   /** `ralph stop` / `ralph pause` from another terminal (lib/control); absent when nobody can steer. */
   control?: Pick<Control, 'gate' | 'changed'>;
+  /** --converge: passes once every task is done (./converge.ts); `commitState` commits what a pass appended. */
+  convergence?: Convergence;
+  commitState?: (message: string, iteration: number) => Promise<Committed>;
 }
 
 export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
@@ -102,6 +104,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     skippedTaskIds: snapshot?.skipped?.map((task) => task.id) ?? [],
     costUsd,
     records: ctx.records,
+    ...(ctx.convergence ? { converge: ctx.convergence.summary() } : {}),
   });
 
   const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit, amendState: ctx.amendState }) : undefined;
@@ -111,8 +114,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let head = await ctx.git.head();
   // Several workers: the merge lock and the worktree workspaces, whose modules load only then.
   const several = single ? undefined : await (async () => {
-    const [{ MergeLock }, { worktreeWorkspace }] = await Promise.all([import('./merge.ts'), import('./worker.ts')]);
-    return { lock: new MergeLock(head), worktreeWorkspace };
+    const [{ MergeLock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('./merge.ts'), import('./worker.ts')]);
+    return { lock: new MergeLock(head), worktreeWorkspace, closeWorkers };
   })();
   const workers = new Map<number, WorkerWorkspace>();
   const workerFor = async (slot: number): Promise<WorkerWorkspace> => {
@@ -134,12 +137,18 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const conflictsOf = new Map<string, number>();
   let alone: (Rerun & { started: boolean }) | undefined;
 
-  const start = (task: Task, slot: number, before: Snapshot): void => {
+  /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
+  const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
     const info: IterationInfo = { iteration: firstIteration + started, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
     started += 1;
     const ended = (async (): Promise<Ended> => {
       try {
         let workspace: Workspace;
+        if (pass !== undefined) {
+          const output = await runConvergePass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, { pass, maxPasses: ctx.convergence!.maxPasses, commitState: ctx.commitState }, { ...info, worker: undefined });
+          ctx.convergence!.ended(pass, output.verdict);
+          return { slot, task, output };
+        }
         if (inPlace) workspace = inPlace;
         else {
           const worker = await workerFor(slot);
@@ -154,6 +163,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     running.set(slot, { task, ended });
   };
 
+  const describeLimit = (): string => (ctx.config.maxCost !== undefined && costUsd >= ctx.config.maxCost ? `cost budget of $${ctx.config.maxCost} spent ($${costUsd.toFixed(4)})` : `iteration limit of ${ctx.maxIterations} reached`);
   /** Whether another iteration may start now, whatever the task. */
   const mayStart = (): boolean => {
     if (signal.aborted || failure !== undefined) return false;
@@ -236,6 +246,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       failure ??= `agent still failing after ${output.run.attempts} attempts: ${'reason' in classification ? classification.reason : 'unknown'}`;
     }
     if (output.record.review?.exhausted) failure ??= `the reviewer ${output.record.review.agent} gave ${output.record.review.reasons}`;
+    if (output.failure) failure ??= output.failure;
     // The no-progress breaker: a dead loop stops here instead of spending the rest of the budget.
     const brake = decideBreaker(ctx.records, ctx.breaker, source.words);
     if (brake.kind === 'stop') failure ??= `${brake.reason} (${source.describe()})`;
@@ -253,16 +264,17 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         lastSnapshot = before;
         if (running.size === 0) {
           const next = decideNext(before, { iterations: started, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
-          if (next.kind === 'complete') {
+          const step = next.kind === 'complete' ? ctx.convergence?.next(source.describe()) : undefined;
+          if (step?.kind === 'end') return finish(step.status, step.exitCode, step.message, before);
+          if (step?.kind === 'pass' && !mayStart()) return finish('limit_reached', ExitCode.limit, `${describeLimit()} before converge pass ${step.pass}: not proven converged`, before);
+          if (step?.kind === 'pass') start(convergeTask(step.pass, ctx.convergence!.maxPasses), idle.shift()!, before, step.pass);
+          else if (next.kind === 'complete') {
             const skipped = before.skipped?.length ? `; ${before.skipped.length} skipped: ${before.skipped.map((task) => task.id).join(', ')}` : '';
             const what = ctx.records.length === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
             return finish('completed', ExitCode.complete, `${what}${skipped}`, before);
           }
           if (next.kind === 'stuck') return finish('failed', ExitCode.failure, source.explainStuck(before), before);
-          if (next.kind === 'limit') {
-            const why = next.why === 'cost' ? `cost budget of $${ctx.config.maxCost} spent ($${costUsd.toFixed(4)})` : `iteration limit of ${ctx.maxIterations} reached`;
-            return finish('limit_reached', ExitCode.limit, `${why} with ${describeTasksLeft(before.remaining.length, before.skipped?.map((task) => task.id))}`, before);
-          }
+          if (next.kind === 'limit') return finish('limit_reached', ExitCode.limit, `${describeLimit()} with ${describeTasksLeft(before.remaining.length, before.skipped?.map((task) => task.id))}`, before);
         }
         while (idle.length > 0 && mayStart()) {
           const task = pick(before);
@@ -283,18 +295,6 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     }
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
-    // Work a worker could not merge (an interruption) is kept on a branch; then the worktrees go.
-    const done: Worktree[] = [];
-    for (const worker of workers.values()) {
-      try {
-        const kept = await worker.keepLeftovers('interrupted');
-        if (kept) bus.emit({ type: 'warning', message: `worker ${worker.worker} was interrupted: its unmerged work is kept on branch ${kept}` });
-      } catch (error) {
-        bus.emit({ type: 'warning', message: `could not keep the work of worker ${worker.worker}: ${errorMessage(error)} (its worktree ${worker.cwd} is left in place)` });
-        continue;
-      }
-      done.push({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
-    }
-    if (worktrees) await worktrees.removeAll(done);
+    if (worktrees && several) await several.closeWorkers([...workers.values()], worktrees, (message) => bus.emit({ type: 'warning', message }));
   }
 }

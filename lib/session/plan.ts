@@ -5,6 +5,7 @@ import path from 'node:path';
 import { isolationArgs } from '../agents/isolation.ts';
 import type { Deps } from '../deps.ts';
 import { isRalphFile, startNotes, withUserWorkNote, type CommitMode } from '../commit-set.ts';
+import { DEFAULT_MAX_CONVERGE } from './converge.ts';
 import type { LockState } from '../lock.ts';
 import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
@@ -70,6 +71,8 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   if (prompt !== undefined) out.push(`prompt (${prompt.length} chars):`, ...prompt.split('\n').map((line) => `  | ${line}`));
   out.push(`limits: ${count(prepared.maxIterations, 'iteration')}, ${count(config.retries, 'attempt')} each, backoff ${formatDuration(config.retryDelay)} to ${formatDuration(config.retryMaxDelay)}, agent timeout ${config.timeout > 0 ? formatDuration(config.timeout) : 'none'}, idle timeout ${config.idleTimeout > 0 ? formatDuration(config.idleTimeout) : 'none'}`);
   out.push(`no-progress breaker: ${describeBreaker(prepared.breaker)}`);
+  const converge = convergePlan(prepared);
+  if (converge) out.push(`then converge: once every task is done, up to ${count(converge.maxPasses, 'pass', 'passes')}${converge.resumed > 0 ? ` (${converge.resumed} already made by a run that was cut short: ${converge.maxPasses - converge.resumed} left)` : ''}, each a fresh agent that appends what the spec still asks for as tasks; prompt: ${converge.via}`);
   const review = prepared.review;
   const reviewCommand = review ? review.agent.command({ prompt: '<review prompt>', model: review.model, extraArgs: [], cwd: root }) : undefined;
   out.push(
@@ -89,7 +92,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }
@@ -111,4 +114,17 @@ export function describeBreaker(limits: BreakerLimits): string {
 
 function quoteForDisplay(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** --converge in the dry run: passes, passes already made, and which prompt a pass would get. */
+function convergePlan(prepared: Prepared): { maxPasses: number; resumed: number; via: string } | undefined {
+  const support = prepared.source.converge;
+  if (prepared.config.extra.get('converge') !== true || !support || prepared.problems.length > 0) return undefined;
+  const maxPasses = (prepared.config.extra.get('max-converge') as number | undefined) ?? DEFAULT_MAX_CONVERGE;
+  try {
+    const { via } = support.prompt(1, maxPasses, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run' }, prepared.agent.name);
+    return { maxPasses, resumed: support.resumed(), via };
+  } catch {
+    return undefined;
+  }
 }

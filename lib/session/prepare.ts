@@ -95,6 +95,7 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   // What would stop the run at its first write or its first agent is found now, so the dry run says it too.
   if (gitRoot) problems.push(...(await workspaceProblems(root, git)));
   problems.push(...valueProblems(config));
+  if (config.extra.get('converge') === true && !source.converge) problems.push(`--converge works in Spec Kit mode only: ${source.name} mode does not converge yet (drop --converge, or RALPH_CONVERGE / "converge" in ralph.config.json)`);
   if (((config.extra.get('notify') as string[] | undefined) ?? []).length > 0) {
     try {
       (await import('../notify/index.ts')).notifySettings(config);

@@ -2,7 +2,7 @@
 // iteration's commits are replayed onto the feature branch under the merge lock, then ralph records the
 // task in the main worktree's state files and commits them with the work; anything else is kept on a branch.
 import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
-import { RalphError } from '../errors.ts';
+import { errorMessage, RalphError } from '../errors.ts';
 import { matchesAny } from '../iteration/work-state.ts';
 import type { Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
@@ -203,4 +203,20 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 function whyFailed(output: string, fallback: string): string {
   const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
   return lines.find((line) => /^(?:error|fatal):/.test(line)) ?? lines[0] ?? fallback;
+}
+
+/** At the end of a run: what each worker could not merge (an interruption) is kept on a branch; then the worktrees go. */
+export async function closeWorkers(workers: readonly WorkerWorkspace[], worktrees: Worktrees, warn: (message: string) => void): Promise<void> {
+  const done: Worktree[] = [];
+  for (const worker of workers) {
+    try {
+      const kept = await worker.keepLeftovers('interrupted');
+      if (kept) warn(`worker ${worker.worker} was interrupted: its unmerged work is kept on branch ${kept}`);
+    } catch (error) {
+      warn(`could not keep the work of worker ${worker.worker}: ${errorMessage(error)} (its worktree ${worker.cwd} is left in place)`);
+      continue;
+    }
+    done.push({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
+  }
+  await worktrees.removeAll(done);
 }

@@ -101,6 +101,28 @@ export interface WorkerSupport {
   markDone(taskIds: readonly string[]): Promise<void>;
 }
 
+/** What a converge pass did, as the source judges it (lib/sources/speckit/converge.ts). */
+export type ConvergeVerdict = { kind: 'appended'; tasks: string[] } | { kind: 'converged' } | { kind: 'silent'; reason: string } | { kind: 'broke'; reason: string };
+
+/**
+ * Converge passes: once every task is done, a fresh agent compares the spec with the code and appends the
+ * unbuilt work as new open tasks, or answers that nothing is left. The source judges the pass from its files.
+ */
+export interface ConvergeSupport {
+  /** Passes a run that was cut short (Ctrl+C, a crash) already made: a new run goes on counting from there. */
+  resumed(): number;
+  /** The prompt of pass `pass` for the agent `agent`, and what it is (the project's /speckit.converge or ralph's template). */
+  prompt(pass: number, maxPasses: number, info: IterationInfo, agent: string): { text: string; via: string };
+  /** What a pass is judged against, read just before it starts. */
+  baseline(): string;
+  /** The pass's verdict from the baseline, the other paths it changed (ralph's own files aside) and the final answer. */
+  judge(baseline: string, otherChanges: readonly string[], answer: string): ConvergeVerdict;
+  /** Records a pass: its progress.txt entry and the count of the cycle's passes. */
+  record(pass: number, maxPasses: number, verdict: ConvergeVerdict, info: IterationInfo): void;
+  /** The cycle ended (converged, or out of passes): the next run starts counting afresh. */
+  close(converged: boolean): void;
+}
+
 /** A task source: beads, Spec Kit tasks.md or prd.json behind one small interface. */
 export interface TaskSource {
   readonly name: SourceName;
@@ -136,6 +158,8 @@ export interface TaskSource {
   explainStuck(snapshot: Snapshot): string;
   /** Several workers in git worktrees on this source's tasks. */
   readonly workers: WorkerSupport;
+  /** Converge passes once every task is done (`--converge`); sources without it do not converge. */
+  readonly converge?: ConvergeSupport;
   /** How messages name a task and its finishing (`bead` … `closed`, `task` … `checked off`). */
   readonly words: TaskWords;
   /**

@@ -160,7 +160,7 @@ export class LineView implements EventSink {
         const done = record.tasksDone.length > 0 ? `, done: ${record.tasksDone.join(' ')}` : '';
         this.workers.delete(record.iteration);
         this.running.delete(record.iteration);
-        this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${record.outcome === 'pass' ? '' : ` (${record.reason})`}`, at, colour);
+        this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${record.outcome === 'pass' && !record.converge ? '' : ` (${record.reason})`}`, at, colour);
         break;
       }
       case 'session_end': {

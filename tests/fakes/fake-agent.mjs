@@ -13,6 +13,7 @@
 //   run: commands to execute first, without a shell, e.g. [["bd","close","x.1","--reason","done","--json"]]
 //   edit: [{ file, from, to }] string replacements in files (relative to cwd), e.g. ticking a checkbox
 //   write: { "path": "content" } files to write (relative to cwd, folders made as needed)
+//   append: { "path": "text" } text appended to files (relative to cwd), after the writes
 //   after: commands executed after the edits and writes, without a shell (the agent's own git commit)
 //   hang: true → after the output, sleep until killed;  ignoreTerm: true → ignore SIGTERM
 //   grandchild: true → start a grandchild that ignores SIGTERM and sleeps; its pid goes to FAKE_AGENT_PIDS
@@ -110,6 +111,7 @@ for (const [file, content] of Object.entries(step.write ?? {})) {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   writeFileSync(path.resolve(file), content);
 }
+for (const [file, text] of Object.entries(step.append ?? {})) appendFileSync(path.resolve(file), text);
 for (const command of step.after ?? []) {
   try {
     execFileSync(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'inherit'] });

@@ -11,6 +11,7 @@ import { copiesByTask } from './parse.ts';
 import { readText } from './paths.ts';
 import { lastIterationNumber, parseTracking, releaseSkipped, type Tracking } from './progress.ts';
 import { createProgressWriter } from './progress-writer.ts';
+import { createSpeckitConverge } from './converge.ts';
 import { createSpeckitWorkers } from './workers.ts';
 import type { ResolvedVia } from './resolve.ts';
 import { buildSnapshot, currentTaskBlock, explainStuck, reviewBrief, type SkippedNote } from './select.ts';
@@ -170,6 +171,7 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
     },
 
     workers: createSpeckitWorkers(state),
+    converge: createSpeckitConverge(ctx, state, writer),
 
     explainStuck(snapshot: Snapshot) {
       const p = paths();

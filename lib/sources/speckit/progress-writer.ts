@@ -5,7 +5,7 @@ import { formatDuration } from '../../duration.ts';
 import { reviewLine } from '../../review-text.ts';
 import { appendText, writeFileAtomic } from '../../fs-atomic.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
-import type { IterationInfo, IterationResult, SourceContext } from '../types.ts';
+import type { ConvergeVerdict, IterationInfo, IterationResult, SourceContext } from '../types.ts';
 import { readText } from './paths.ts';
 import {
   ENTRY_HEADING,
@@ -25,6 +25,8 @@ export interface ProgressWriter {
   recordInterrupted(current: NonNullable<Tracking['current']>, data: Tracking): void;
   /** Records a finished iteration in progress.txt and ralph-tasks.json. */
   settle(result: IterationResult, info: IterationInfo): void;
+  /** Records a converge pass: its entry in progress.txt, and the pass count in ralph-tasks.json. */
+  recordConverge(pass: { number: number; of: number }, verdict: ConvergeVerdict, info: IterationInfo): void;
 }
 
 /** The lead that puts one blank line between what `existing` ends with and the next block. */
@@ -70,6 +72,23 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
         filesChanged: [],
       });
       appendText(p.progress, leadFor(existing) + entry);
+    },
+
+    recordConverge(pass, verdict, info) {
+      const found = verdict.kind === 'appended';
+      const entry = iterationEntry({
+        iteration: info.iteration,
+        timestamp: state.stamp(),
+        task: { id: `converge-${pass.number}`, title: `converge pass ${pass.number} of ${pass.of}` },
+        status: found || verdict.kind === 'converged' ? 'completed' : 'failed',
+        ...(verdict.kind === 'silent' || verdict.kind === 'broke' ? { reason: verdict.reason } : {}),
+        tasksDone: [],
+        filesChanged: found ? [state.paths().rel.tasks] : [],
+        note: found ? `found work the spec asks for: appended ${verdict.tasks.join(', ')} to tasks.md` : verdict.kind === 'converged' ? 'converged: nothing of the spec is left to build' : 'nothing found, and no converged answer',
+      });
+      appendProgress(entry, info);
+      const data = state.loadTracking(state.readTasks());
+      state.saveTracking({ ...data, lastIteration: Math.max(data.lastIteration, info.iteration), converge: { passes: pass.number, open: true } });
     },
 
     settle(result, info) {

@@ -178,6 +178,8 @@ export interface Tracking {
   running?: RunningTask[];
   summary: { total: number; done: number; open: number; skipped: number };
   tasks: TrackedTask[];
+  /** Converge passes of the cycle under way (`open`), or of the last one and whether it converged. */
+  converge?: { passes: number; open: boolean; converged?: boolean };
 }
 
 export function emptyTracking(feature: string, tasksFile: string, now: string): Tracking {
@@ -201,7 +203,8 @@ export function parseTracking(text: string | undefined, feature: string, tasksFi
         skipped: task.skipped === true,
       }));
     const running = Array.isArray(data.running) ? data.running.filter((item) => typeof item?.taskId === 'string' && Number.isInteger(item.iteration)) : undefined;
-    return { ...fresh, lastIteration: Number(data.lastIteration) || 0, current: data.current, ...(running?.length ? { running } : {}), tasks };
+    const converge = data.converge && Number.isInteger(data.converge.passes) ? { passes: data.converge.passes, open: data.converge.open === true, ...(data.converge.converged === undefined ? {} : { converged: data.converge.converged === true }) } : undefined;
+    return { ...fresh, lastIteration: Number(data.lastIteration) || 0, current: data.current, ...(running?.length ? { running } : {}), tasks, ...(converge ? { converge } : {}) };
   } catch {
     return fresh;
   }
