@@ -1,6 +1,6 @@
 // --converge: once every task of a Spec Kit feature is ticked, converge passes compare the spec with the code
 // and append what is unbuilt as new tasks; the run ends 0 only when a pass finds nothing left.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, FEATURE, prdProject, specKitProject, TASKS_PATH, tick } from './projects.ts';
@@ -149,6 +149,20 @@ describe('--converge', () => {
     expect(byTask['T004']).toEqual(expect.any(Number));
     expect(byTask['converge-1']).toBeNull();
     expect(readFileSync(path.join(sandbox.repo, TASKS_PATH), 'utf8')).toMatch(/- \[X\] T003[\s\S]*- \[X\] T004/);
+  });
+
+  it("the project's own /speckit.converge, where its Spec Kit installed one for the agent, is the pass's prompt", async () => {
+    sandbox = makeSandbox();
+    mkdirSync(path.join(sandbox.repo, '.claude', 'commands'), { recursive: true });
+    writeFileSync(path.join(sandbox.repo, '.claude', 'commands', 'speckit.converge.md'), '---\ndescription: converge\n---\nCompare the spec with the code.\n');
+    specKitProject(sandbox, TASKS.replace('- [ ] T001', '- [X] T001'));
+    byPrompt(sandbox, [{ match: '/speckit.converge', steps: [{ lines: [answer('✅ Converged')] }] }]);
+    const plan = await runRalph(sandbox, ['--dry-run', '--converge']);
+    expect(plan.stdout).toContain("prompt: the project's /speckit.converge (.claude/commands/speckit.converge.md)");
+    const result = await runRalph(sandbox, ['--converge', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(agentCalls(sandbox).map((call) => call.stdin.trim())).toEqual(['/speckit.converge']);
+    expect(JSON.parse(result.stdout)).toMatchObject({ iterations: 1, converge: { passes: 1, converged: true } });
   });
 
   it('PRD mode does not converge yet: --converge is refused before anything runs', async () => {
