@@ -62,6 +62,10 @@ export interface IterationRecord {
   leftOut?: string[];
   /** What the agent's own commits added that ralph never commits (a secret value, a private key), with why. */
   unsafeCommits?: string[];
+  /** --fallback: the agent that finished the iteration (`codex`, `claude:sonnet`). */
+  agent?: string;
+  /** --fallback: what each agent spent when a usage limit moved the iteration from one to another. */
+  spentBy?: Record<string, { costUsd: number; inputTokens: number; outputTokens: number }>;
   /** A converge pass (`--converge`): which, its verdict and the tasks it appended. */
   converge?: { pass: number; verdict: 'appended' | 'converged' | 'silent' | 'broke'; appended?: string[] };
 }
@@ -105,6 +109,8 @@ export interface RunSummary {
   problems?: string[];
   /** Converge passes of this run (`--converge`): how many, what each appended, whether the last converged. */
   converge?: ConvergeSummary;
+  /** --fallback: per agent, the iterations it finished, what it spent and whether it is limited at the end. */
+  agents?: Array<{ agent: string; iterations: number; costUsd: number; inputTokens: number; outputTokens: number; limitedUntil?: string | null }>;
 }
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */
@@ -117,6 +123,10 @@ export type RunEvent =
   | { type: 'attempt_failed'; iteration: number; attempt: number; kind: string; reason: string }
   | { type: 'backoff'; iteration: number; attempt: number; delayMs: number; until: number; reason: string }
   | { type: 'usage_wait'; iteration: number; until: number; reason: string }
+  /** --fallback: `from` hit a usage limit (until `until`; Infinity: for the run) and `to` goes on with the iteration. */
+  | { type: 'agent_switch'; iteration: number; from: string; to: string; until: number; reason: string }
+  /** --fallback: the primary's limit has reset and it works again, from this iteration on. */
+  | { type: 'agent_back'; iteration: number; agent: string }
   | { type: 'gates'; iteration: number; results: Array<{ name: string; passed: boolean; durationMs: number }> }
   | { type: 'review_start'; iteration: number; agent: string; taskIds: string[] }
   | { type: 'review_end'; iteration: number; review: ReviewRecord }

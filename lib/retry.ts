@@ -23,7 +23,9 @@ export type AttemptVerdict<T> =
   | { kind: 'done'; value: T }
   | { kind: 'retry'; reason: string; value: T }
   /** Wait without spending an attempt (usage limits). */
-  | { kind: 'wait'; ms: number; reason: string; value: T };
+  | { kind: 'wait'; ms: number; reason: string; value: T }
+  /** Go again at once without spending an attempt (another agent takes over from a limited one). */
+  | { kind: 'again'; reason: string; value: T };
 
 export interface RetryOptions<T> {
   attempts: number;
@@ -52,6 +54,10 @@ export async function retry<T>(options: RetryOptions<T>): Promise<RetryOutcome<T
     attempt += 1;
     const verdict = await options.attempt(attempt);
     if (verdict.kind === 'done') return { value: verdict.value, attempts: attempt, exhausted: false };
+    if (verdict.kind === 'again') {
+      attempt -= 1;
+      continue;
+    }
     if (verdict.kind === 'wait') {
       attempt -= 1;
       await options.onWait?.({ ms: verdict.ms, reason: verdict.reason });

@@ -6,6 +6,8 @@ import type { Agent, Classification, Transcript } from './types.ts';
 interface FatalRule {
   pattern: RegExp;
   hint: string;
+  /** No credit left: a wait does not help, another agent (--fallback) may. */
+  spent?: true;
 }
 
 /** Setup problems that no retry can fix (reference/agent-clis.md, "Things that break a naive loop"). */
@@ -15,7 +17,7 @@ const FATAL_RULES: readonly FatalRule[] = [
     hint: 'ralph runs the agent with --dangerously-skip-permissions; as root set IS_SANDBOX=1 (only inside a sandbox) or run as a normal user',
   },
   { pattern: /not logged in|please run \/login|invalid api key|authentication_error/i, hint: 'log the agent CLI in once interactively (e.g. run `claude` and /login), then start ralph again' },
-  { pattern: /credit balance is too low/i, hint: 'add API credits or switch to a subscription login; waiting will not help' },
+  { pattern: /credit balance is too low/i, hint: 'add API credits, switch to a subscription login, or name another agent with --fallback; waiting will not help', spent: true },
   { pattern: /requires --verbose/i, hint: 'the agent rejected its flags; this is a ralph bug, please report it with the log' },
   { pattern: /--agent '[^']*' not found|unknown agent|agent .* not found/i, hint: 'check --agent-profile: the profile must exist in the project' },
   // clap (codex): unexpected argument; commander (claude, copilot): unknown option; yargs (gemini): Unknown argument(s).
@@ -44,7 +46,7 @@ export function classifyRun(agent: Agent, transcript: Transcript, process: Proce
   const text = failureText(transcript, process.stderrTail);
   const succeeded = process.exitCode === 0 && !transcript.result?.isError && transcript.errors.length === 0;
   for (const rule of FATAL_RULES) {
-    if (!succeeded && rule.pattern.test(text)) return { kind: 'fatal', reason: firstLine(text, rule.pattern), hint: rule.hint };
+    if (!succeeded && rule.pattern.test(text)) return { kind: 'fatal', reason: firstLine(text, rule.pattern), hint: rule.hint, ...(rule.spent ? { spent: true as const } : {}) };
   }
 
   const limit = transcript.rateLimit;

@@ -70,7 +70,8 @@ export type Classification =
   | { kind: 'ok' }
   | { kind: 'transient'; reason: string }
   | { kind: 'usage_limit'; reason: string; resetAt?: number }
-  | { kind: 'fatal'; reason: string; hint: string }
+  /** `spent`: an account with nothing left (no credit): no wait helps, another agent (--fallback) may. */
+  | { kind: 'fatal'; reason: string; hint: string; spent?: true }
   | { kind: 'timeout'; reason: string };
 
 /** Everything read from one run's output, gathered event by event. */

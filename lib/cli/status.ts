@@ -139,6 +139,9 @@ function describeRun(status: RunStatusFile, now: number): string[] {
   lines.push(`  elapsed:    ${formatDuration(Math.max(0, ended - started))} (since ${formatClock(started, now)})`);
   lines.push(`  last event: ${ago(Math.max(0, now - Date.parse(status.lastEventAt)))}`);
   if (status.costUsd > 0) lines.push(`  cost:       $${status.costUsd.toFixed(4)}`);
+  // --fallback: which agent works now, and which are limited until when.
+  if (status.activeAgent && status.activeAgent !== status.agent) lines.push(`  agent now:  ${status.activeAgent} (fallback)`);
+  for (const item of status.limitedAgents ?? []) if (!item.until || Date.parse(item.until) > now) lines.push(`  limited:    ${item.agent} ${item.until ? `until ${formatClock(Date.parse(item.until), now)}` : 'for the rest of the run'}: ${item.reason}`);
   const c = status.counts;
   lines.push(`  iterations: ${c.iterations} (${c.passed} passed, ${c.failed} failed, ${c.noChange} no change), ${c.tasksCompleted} task${c.tasksCompleted === 1 ? '' : 's'} completed`);
   const approved = c.reviewsApproved ?? 0;

@@ -37,6 +37,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'agent', kind: 'string', group: 'Agent', arg: 'NAME', defaultText: 'claude', help: 'agent CLI: claude, copilot, gemini, codex, amp, opencode, cursor, custom' },
   { name: 'model', kind: 'string', group: 'Agent', arg: 'NAME', help: 'model passed to the agent CLI' },
   { name: 'agent-profile', kind: 'string', group: 'Agent', arg: 'NAME', help: 'custom agent profile (e.g. copilot --agent NAME)' },
+  { name: 'fallback', kind: 'list', group: 'Agent', arg: 'AGENT[:MODEL]', defaultText: 'none', help: 'when the agent hits a usage limit (or runs out of credit), the same iteration goes on at once with the next of these not limited (repeatable, in order; a comma list too); the primary comes back once its limit resets; only when all are limited does ralph wait' },
   { name: 'review', kind: 'string', group: 'Agent', arg: 'AGENT[:MODEL]', defaultText: 'off', help: 'after each passing iteration, a second agent (any of the above, fresh) reviews the work and must answer VERDICT: APPROVE or VERDICT: REJECT: <reasons>; a rejected task is reopened; none turns it off' },
   { name: 'retries', kind: 'int', min: 1, max: 1000, group: 'Retries and limits', arg: 'N', defaultText: '10', help: 'attempts per iteration before giving up (exit 1)' },
   { name: 'retry-delay', kind: 'duration', group: 'Retries and limits', arg: 'DURATION', defaultText: '2s', help: 'backoff base (exponential, full jitter)' },

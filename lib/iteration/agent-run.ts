@@ -17,6 +17,8 @@ import type { UsageWait } from './usage-wait.ts';
 import { backoffDelays, retry } from '../retry.ts';
 import { runProcess, type Command, type ProcessResult } from '../process/runner.ts';
 import { clearAgent, recordAgent } from '../process/agent-pid.ts';
+import type { AgentRoster, Seat } from './agent-roster.ts';
+import { fallbackWait } from '../limits.ts';
 import type { Redactor } from '../redact/index.ts';
 
 /** What one agent run of an iteration needs to know. */
@@ -50,9 +52,22 @@ export interface AgentRunContext {
   check?: (transcript: Transcript) => string | undefined;
   /** Replaces secrets in the agent's output before logs, lines and events see it. */
   redactor?: Redactor;
+  /** The session's agents and their limits (--fallback); without it (and for a reviewer) only `agent` runs. */
+  roster?: AgentRoster;
+}
+
+/** What one agent spent in a run. */
+export interface AgentUsage {
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
 }
 
 export interface AgentRun {
+  /** The agent (its label: `codex`, `claude:sonnet`) that made the last attempt. */
+  agent: string;
+  /** What each agent that ran spent, by label (several when a limit moved the iteration to a fallback). */
+  spentBy: Record<string, AgentUsage>;
   classification: Classification;
   transcript: Transcript;
   process: ProcessResult;
@@ -76,15 +91,32 @@ export function usageWaitMs(resetAt: number, now: number): number {
   return Math.round(wait + Math.min(30_000, wait * 0.05) + 1000);
 }
 
+/** The agent each session's roster last ran (whichever iteration or worker ran it). */
+const lastUsed = new WeakMap<AgentRoster, Seat>();
+
 /** Runs the agent once for an iteration, retrying transient failures and sleeping through usage limits. */
 export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: string): Promise<AgentRun> {
-  const { config, deps, agent, bus } = ctx;
+  const { config, deps, bus } = ctx;
   const isolate = config.extra.get('isolate') === true;
-  const isolation = isolate ? isolationArgs(agent, { cwd: ctx.cwd, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(ctx.root, '.ralph', 'isolation') }) : undefined;
-  const request: AgentRequest = { prompt, ...(ctx.request ?? { model: config.model, profile: ctx.profile, extraArgs: config.extraArgs }), cwd: ctx.cwd, isolationArgs: isolation };
-  const base = agent.command(request);
-  const full = { ...base, env: { ...base.env, ...ctx.env } };
-  const command = ctx.wrap ? ctx.wrap(full, ctx.cwd, agent) : full;
+  // The agents this run may use: the session's list (--fallback), or the one it was given (a reviewer).
+  const roster = ctx.request ? undefined : ctx.roster;
+  const own: Seat = { label: ctx.agent.name, agent: ctx.agent, ...(ctx.request ?? { model: config.model, profile: ctx.profile, extraArgs: config.extraArgs }) };
+  const commands = new Map<Seat, Command>();
+  const commandFor = (seat: Seat): Command => {
+    let command = commands.get(seat);
+    if (!command) {
+      const isolation = isolate ? isolationArgs(seat.agent, { cwd: ctx.cwd, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(ctx.root, '.ralph', 'isolation') }) : undefined;
+      const request: AgentRequest = { prompt, model: seat.model, profile: seat.profile, extraArgs: seat.extraArgs, cwd: ctx.cwd, isolationArgs: isolation };
+      const base = seat.agent.command(request);
+      const full = { ...base, env: { ...base.env, ...ctx.env } };
+      command = ctx.wrap ? ctx.wrap(full, ctx.cwd, seat.agent) : full;
+      commands.set(seat, command);
+    }
+    return command;
+  };
+  /** What each agent of this run spent, by label (several only after a switch). */
+  const spentBy: Record<string, AgentUsage> = {};
+  let seat: Seat = own;
   let waits = 0;
   let lastWaitReason = '';
   let lastReset: number | undefined;
@@ -104,9 +136,15 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
     waitSleep: (ms, signal) => ctx.usageWait.wait({ until: deps.now() + ms, reset: lastReset, iteration, reason: lastWaitReason, signal }),
     attempt: async (attempt) => {
       if (attempt > 1 || waits > 0) await ctx.reclaim?.();
+      // The first agent of the list not limited now: the primary again once its reset has passed.
+      const next = roster ? (roster.current() ?? roster.primary) : own;
+      if (roster && next === roster.primary && next !== (lastUsed.get(roster) ?? next)) bus.emit({ type: 'agent_back', iteration, agent: next.label });
+      if (roster) lastUsed.set(roster, next);
+      seat = next;
+      const runningSeat = seat;
       const transcript = newTranscript();
       let pgid: number | undefined;
-      const process = await runProcess(command, {
+      const process = await runProcess(commandFor(seat), {
         cwd: ctx.cwd,
         baseEnv: deps.env,
         timeoutMs: config.timeout,
@@ -127,7 +165,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
             return false;
           }
           let decisive = false;
-          for (const event of agent.parseLine(line)) {
+          for (const event of runningSeat.agent.parseLine(line)) {
             record(transcript, event);
             bus.emit({ type: 'agent', iteration, event });
             if (DECISIVE.has(event.kind)) decisive = true;
@@ -142,8 +180,12 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
       costUsd += transcript.costUsd;
       inputTokens += transcript.inputTokens;
       outputTokens += transcript.outputTokens;
+      const spent = (spentBy[seat.label] ??= { costUsd: 0, inputTokens: 0, outputTokens: 0 });
+      spent.costUsd += transcript.costUsd;
+      spent.inputTokens += transcript.inputTokens;
+      spent.outputTokens += transcript.outputTokens;
       if (ctx.signal.aborted) throw abortError(ctx.signal);
-      const classified = classifyRun(agent, transcript, process, deps.now(), waits);
+      const classified = classifyRun(seat.agent, transcript, process, deps.now(), waits);
       const rejected = classified.kind === 'ok' ? ctx.check?.(transcript) : undefined;
       const classification: Classification = rejected ? { kind: 'transient', reason: rejected } : classified;
       const value = { classification, transcript, process };
@@ -153,9 +195,13 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           if (classification.kind === 'timeout') bus.emit({ type: 'attempt_failed', iteration, attempt, kind: 'timeout', reason: classification.reason });
           return { kind: 'done', value };
         case 'fatal':
+          // No credit left: another agent of the list takes over; without one this ends the run.
+          if (classification.spent && roster && switchFrom(seat, Number.POSITIVE_INFINITY, classification.reason)) return { kind: 'again', reason: classification.reason, value };
           throw new RalphError(`agent setup error: ${classification.reason}`, { hint: classification.hint });
         case 'usage_limit': {
-          const resetAt = classification.resetAt ?? deps.now();
+          // The same iteration goes on at once with the next agent not limited; only when all are does it wait.
+          if (roster && switchFrom(seat, classification.resetAt ?? deps.now() + fallbackWait(waits), classification.reason)) return { kind: 'again', reason: classification.reason, value };
+          const resetAt = roster ? (roster.earliestReset() ?? classification.resetAt ?? deps.now()) : (classification.resetAt ?? deps.now());
           const ms = usageWaitMs(resetAt, deps.now());
           if (ms > config.maxWait) {
             throw new RalphError(`usage limit resets at ${dayjs(resetAt).format('YYYY-MM-DD HH:mm:ss')}, ${formatDuration(ms)} from now, longer than --max-wait ${formatDuration(config.maxWait)}: ${classification.reason}`, {
@@ -164,8 +210,8 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           }
           waits += 1;
           bus.emit({ type: 'attempt_failed', iteration, attempt, kind: 'usage_limit', reason: classification.reason });
-          lastWaitReason = classification.reason;
-          lastReset = classification.resetAt;
+          lastWaitReason = roster && roster.seats.length > 1 ? `every agent is limited (${roster.state().map((item) => item.label).join(', ')}); ${seat.label}: ${classification.reason}` : classification.reason;
+          lastReset = roster ? resetAt : classification.resetAt;
           return { kind: 'wait', ms, reason: classification.reason, value };
         }
         case 'transient':
@@ -174,5 +220,14 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
       }
     },
   });
-  return { ...outcome.value, attempts: outcome.attempts, exhausted: outcome.exhausted, costUsd, inputTokens, outputTokens };
+  return { ...outcome.value, attempts: outcome.attempts, exhausted: outcome.exhausted, costUsd, inputTokens, outputTokens, agent: seat.label, spentBy };
+
+  /** Marks `from` limited until `until`; true when another agent is free to go on (the switch is said). */
+  function switchFrom(from: Seat, until: number, reason: string): boolean {
+    roster!.limit(from, until, reason);
+    const to = roster!.current();
+    if (!to) return false;
+    bus.emit({ type: 'agent_switch', iteration, from: from.label, to: to.label, until, reason });
+    return true;
+  }
 }

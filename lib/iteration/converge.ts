@@ -6,7 +6,7 @@ import { finalAnswer } from '../agents/transcript.ts';
 import type { IterationRecord } from '../events.ts';
 import type { ConvergeVerdict, IterationInfo, Task } from '../sources/types.ts';
 import { runAgent } from './agent-run.ts';
-import type { IterationContext, IterationOutput } from './index.ts';
+import { agentFields, type IterationContext, type IterationOutput } from './index.ts';
 import type { Committed } from './workspace.ts';
 import { compareWorkStates, readWorkState } from './work-state.ts';
 
@@ -46,7 +46,7 @@ export async function runConvergePass(ctx: IterationContext, run: ConvergePass, 
   const baseline = converge.baseline();
   const workBefore = await readWorkState(workspace.git);
   const agentRun = await runAgent(
-    { root: ctx.root, cwd: workspace.cwd, config: ctx.config, deps, agent: ctx.agent, profile: ctx.profile, bus, signal: ctx.signal, logBase: path.join(ctx.logDir, `iteration-${info.iteration}`), env: { ...source.agentEnv?.(), ...workspace.env() }, usageWait: ctx.usageWait, wrap: ctx.wrap, redactor: ctx.redactor },
+    { root: ctx.root, cwd: workspace.cwd, config: ctx.config, deps, agent: ctx.agent, profile: ctx.profile, bus, signal: ctx.signal, logBase: path.join(ctx.logDir, `iteration-${info.iteration}`), env: { ...source.agentEnv?.(), ...workspace.env() }, usageWait: ctx.usageWait, wrap: ctx.wrap, redactor: ctx.redactor, roster: ctx.roster },
     info.iteration,
     prompt,
   );
@@ -78,6 +78,7 @@ export async function runConvergePass(ctx: IterationContext, run: ConvergePass, 
     ...(committed?.commit ? { commit: committed.commit } : {}),
     // Found work is progress for the no-progress breaker; a pass that found nothing is not.
     changed: found,
+    ...agentFields(ctx.roster, agentRun),
     converge: { pass: run.pass, verdict: verdict.kind, ...(found ? { appended: verdict.tasks } : {}) },
   };
   return { record, after, run: agentRun, head: committed?.commit ?? treeAfter.head, vanished: false, verdict, ...(verdict.kind === 'broke' ? { failure: `converge pass ${run.pass} broke its contract: ${verdict.reason}; its changes are left in place for you to look at` } : {}) };

@@ -13,6 +13,7 @@ import type { GateResult } from '../gates.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';
+import type { AgentRoster } from './agent-roster.ts';
 import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
 import type { Reviewer } from './review.ts';
@@ -42,6 +43,8 @@ export interface IterationContext {
   redactor?: Redactor;
   /** What ralph's commits may hold; remembers which left-out paths were already named. */
   guard?: CommitGuard;
+  /** The session's agents in order (--fallback) and their usage limits. */
+  roster?: AgentRoster;
 }
 
 export interface IterationOutput {
@@ -99,6 +102,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
       usageWait: ctx.usageWait,
       wrap: ctx.wrap,
       redactor: ctx.redactor,
+      roster: ctx.roster,
     },
     info.iteration,
     prompt,
@@ -168,6 +172,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     gates: gates.length > 0 ? gates.map((gate) => ({ name: gate.name, passed: gate.passed })) : undefined,
     ...(workspace.worker === undefined ? {} : { worker: workspace.worker }),
     changed: work.headMoved || work.files.length > 0,
+    ...agentFields(ctx.roster, run),
     ...(review ? { review } : {}),
   };
   if (vanished) return { record, after, run, head: changes.head, vanished };
@@ -202,4 +207,10 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (unsafe.length > 0) record.unsafeCommits = unsafe.map(describeLeftOut);
   record.durationMs = deps.now() - startedAt;
   return { record, after, run, head: landed.head, vanished, ...(landed.conflict ? { conflict: landed.conflict } : {}) };
+}
+
+/** With fallbacks (--fallback): which agent finished the iteration, and what each one spent when several ran. */
+export function agentFields(roster: AgentRoster | undefined, run: Pick<AgentRun, 'agent' | 'spentBy'>): Pick<IterationRecord, 'agent' | 'spentBy'> {
+  if (!roster || roster.seats.length < 2) return {};
+  return { agent: run.agent, ...(Object.keys(run.spentBy).length > 1 ? { spentBy: run.spentBy } : {}) };
 }

@@ -1,6 +1,6 @@
-// What --review names: its own module, read at start-up without loading the reviewer's machinery.
+// What --review and --fallback name: its own module, read at start-up without loading the reviewer's machinery.
 
-/** `--review codex`, `--review claude:opus` → agent and model; undefined for off (`none`, empty). Pure. */
+/** `--review codex`, `--fallback claude:opus` → agent and model; undefined for off (`none`, empty). Pure. */
 export function parseReviewSpec(value: string | undefined): { agent: string; model?: string } | undefined {
   const text = value?.trim();
   if (!text || text.toLowerCase() === 'none' || text.toLowerCase() === 'off') return undefined;

@@ -72,6 +72,14 @@ export function noticeFor(event: RunEvent, at: number, context: NoticeContext): 
         attempts: r.attempts,
       });
     }
+    case 'agent_switch':
+      return make('usage-limit', 'warning', `${event.from} limited`, `${event.from} limited ${Number.isFinite(event.until) ? `until ${dayjs(event.until).format('YYYY-MM-DD HH:mm')}` : 'for the rest of the run'}, continuing with ${event.to} in iteration ${event.iteration}: ${event.reason}`, {
+        iteration: event.iteration,
+        from: event.from,
+        to: event.to,
+        resetAt: Number.isFinite(event.until) ? new Date(event.until).toISOString() : null,
+        reason: event.reason,
+      });
     case 'usage_wait':
       return make('usage-limit', 'warning', 'usage limit', `waiting until ${dayjs(event.until).format('YYYY-MM-DD HH:mm:ss Z')} (${formatDuration(Math.max(0, event.until - at))}) in iteration ${event.iteration}: ${event.reason}`, {
         iteration: event.iteration,

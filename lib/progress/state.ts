@@ -67,6 +67,10 @@ export interface RunStatusFile {
   pausedSince: string | null;
   /** `ralph stop` was asked then: the run ends after the current iteration. */
   stopRequestedAt: string | null;
+  /** --fallback: the agent now working (it differs from `agent` while the primary is limited). */
+  activeAgent?: string;
+  /** --fallback: agents limited, and until when (ISO; null: for the rest of the run). */
+  limitedAgents?: Array<{ agent: string; until: string | null; reason: string }>;
 }
 
 /** How much an event changed: `state` must reach disk at once, `activity` may be throttled. */
@@ -164,6 +168,17 @@ export class RunTracker {
         s.attempt = event.attempt + 1;
         s.waitUntil = iso(event.until);
         s.waitReason = event.reason;
+        return 'state';
+      case 'agent_switch': {
+        s.activeAgent = event.to;
+        const limited = (s.limitedAgents ?? []).filter((item) => item.agent !== event.from && item.agent !== event.to);
+        s.limitedAgents = [...limited, { agent: event.from, until: Number.isFinite(event.until) ? iso(event.until) : null, reason: event.reason }];
+        return 'state';
+      }
+      case 'agent_back':
+        // The primary again: no fallback is working.
+        delete s.activeAgent;
+        s.limitedAgents = (s.limitedAgents ?? []).filter((item) => item.agent !== event.agent);
         return 'state';
       case 'usage_wait':
         s.state = 'waiting_usage_reset';

@@ -2,7 +2,7 @@ import { formatDuration } from '../duration.ts';
 import type { RunSummary } from '../events.ts';
 import { escapeHtml } from './escape.ts';
 import { OUTCOME_COLOUR, renderTimeline } from './timeline.ts';
-import { filesSummary, formatCost, formatCount, OUTCOME_LABEL, outcomeText, reportFacts, reportTotals, reviewCell, reviewsText, shortSha, skippedText } from './totals.ts';
+import { AGENT_COLUMNS, agentRows, filesSummary, formatCost, formatCount, OUTCOME_LABEL, outcomeText, reportFacts, reportTotals, reviewCell, reviewsText, shortSha, skippedText } from './totals.ts';
 
 // Inline and system fonts only: the file must open anywhere, offline, exactly as written.
 const STYLE = `
@@ -93,7 +93,7 @@ ${facts.map(([key, value]) => `<dt>${e(key)}</dt><dd>${e(value)}</dd>`).join('\n
 <div class="cards">
 ${cards.map(([label, value]) => `<div class="card"><b>${e(value)}</b><span>${e(label)}</span></div>`).join('\n')}
 </div>
-<h2>Timeline</h2>
+${agentRows(summary).length > 0 ? `<h2>Agents</h2>\n<table><thead><tr>${AGENT_COLUMNS.map((name) => `<th>${e(name)}</th>`).join('')}</tr></thead><tbody>${agentRows(summary).map((row) => `<tr>${row.map((cell) => `<td>${e(cell)}</td>`).join('')}</tr>`).join('')}</tbody></table>\n` : ''}<h2>Timeline</h2>
 ${summary.records.length === 0 ? '<p>No iteration ran.</p>' : `<div class="legend">${legend}</div>\n${renderTimeline(summary.records)}`}
 <h2>Iterations</h2>
 ${

@@ -1,6 +1,6 @@
 import { formatDuration } from '../duration.ts';
 import type { RunSummary } from '../events.ts';
-import { filesSummary, formatCost, formatCount, outcomeText, reportFacts, reportTotals, reviewCell, reviewsText, shortSha, skippedText } from './totals.ts';
+import { AGENT_COLUMNS, agentRows, filesSummary, formatCost, formatCount, outcomeText, reportFacts, reportTotals, reviewCell, reviewsText, shortSha, skippedText } from './totals.ts';
 
 /** Makes text safe inside a Markdown table cell: no row breaks, no column breaks. */
 export function escapeCell(text: string): string {
@@ -42,6 +42,8 @@ export function renderMarkdownReport(summary: RunSummary): string {
       ],
     ),
   );
+  const agents = agentRows(summary);
+  if (agents.length > 0) out.push('', '## Agents', '', ...table(AGENT_COLUMNS, agents.map((row) => row.map(escapeCell))));
   out.push('', '## Iterations', '');
   if (summary.records.length === 0) {
     out.push('No iteration ran.');

@@ -111,6 +111,13 @@ export function reportFacts(summary: RunSummary): Array<[string, string]> {
   ];
 }
 
+/** --fallback: one row per agent (agent, iterations, cost, tokens in, tokens out, limit at the end). */
+export function agentRows(summary: RunSummary): string[][] {
+  return (summary.agents ?? []).map((agent) => [agent.agent, String(agent.iterations), formatCost(agent.costUsd), formatCount(agent.inputTokens), formatCount(agent.outputTokens), agent.limitedUntil === undefined ? '—' : agent.limitedUntil === null ? 'for the rest of the run' : `until ${formatTime(agent.limitedUntil)}`]);
+}
+
+export const AGENT_COLUMNS = ['agent', 'iterations', 'cost', 'tokens in', 'tokens out', 'limited at the end'];
+
 /** `2 of 3 passes: pass 1 appended T042, T043; pass 2 found nothing (converged)`. */
 export function convergeText(converge: NonNullable<RunSummary['converge']>): string {
   const each = converge.appended.map((tasks, index) => `pass ${converge.resumed + index + 1} ${tasks.length > 0 ? `appended ${tasks.join(', ')}` : index === converge.appended.length - 1 && converge.converged ? 'found nothing (converged)' : 'appended nothing'}`);

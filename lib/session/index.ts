@@ -22,6 +22,7 @@ import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
+import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
 export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSignal: AbortSignal): Promise<number> {
@@ -51,6 +52,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   let lock: HeldLock | undefined;
   let prepared: Prepared | undefined;
   let json = flags.get('json') === true;
+  let roster: AgentRoster | undefined;
   const sessionId = newSessionId(startedAt);
 
   const summarize = (status: RunSummary['status'], exitCode: number, message: string, partial?: Partial<RunSummary>): RunSummary => {
@@ -72,6 +74,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       durationMs: endedAt - startedAt,
       costUsd: records.reduce((sum, item) => sum + item.costUsd, 0),
       records,
+      ...(roster ? { agents: agentTotals(records, roster) } : {}),
       ...partial,
       success: exitCode === 0,
       completedCount: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
@@ -154,6 +157,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         warn(`--isolate: the ${prepared.agent.name} CLI has no way to start without the user's own configuration; it runs as usual`);
       }
       const commitOn = prepared.commitMode === 'ralph';
+      roster = new AgentRoster(prepared.seats, () => deps.now());
       const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commitOn) await git.warmUp();
@@ -165,6 +169,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         commit: commitOn && config.parallel === 1
           ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
           : undefined,
+        roster,
         // --converge: passes once every task is done; what a pass appends is committed when ralph commits.
         convergence: config.extra.get('converge') === true && source.converge ? createConvergence(source.converge, (config.extra.get('max-converge') as number | undefined) ?? DEFAULT_MAX_CONVERGE) : undefined,
         commitState: commitOn ? (message: string, iteration: number) => guard.commit(git, message, { 'Ralph-Iteration': String(iteration) }, { only: source.workers.stateFiles() }) : undefined,

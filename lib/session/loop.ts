@@ -15,6 +15,7 @@ import type { Git } from '../git.ts';
 import { runIteration, type IterationOutput } from '../iteration/index.ts';
 import { convergeTask, runConvergePass } from '../iteration/converge.ts';
 import type { Convergence } from './converge.ts';
+import type { AgentRoster } from '../iteration/agent-roster.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
 import { inPlaceWorkspace, type Committed, type Workspace } from '../iteration/workspace.ts';
 import type { CommitGuard } from '../commit-set.ts';
@@ -60,6 +61,7 @@ export interface LoopContext {
   control?: Pick<Control, 'gate' | 'changed'>;
   /** --converge: passes once every task is done (./converge.ts); `commitState` commits what a pass appended. */
   convergence?: Convergence;
+  roster?: AgentRoster; // the agents in order (--fallback) and their usage limits, shared by every worker
   commitState?: (message: string, iteration: number) => Promise<Committed>;
 }
 

@@ -61,6 +61,17 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   const bare = agent.command({ prompt: prompt ?? '', model: config.model, profile: prepared.profile, extraArgs: config.extraArgs, cwd: root, isolationArgs: isolation });
   const command = prepared.sandbox ? prepared.sandbox.wrap(bare, root) : bare;
   out.push(`agent: ${[command.bin, ...command.args].map(quoteForDisplay).join(' ')}${command.stdin !== undefined ? ' < prompt on stdin' : ''}`);
+  // --fallback: each agent's own command line, in the order a usage limit moves an iteration along.
+  const fallbacks = prepared.seats.slice(1).map((seat) => {
+    const seatIsolation = isolate ? isolationArgs(seat.agent, { cwd: root, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(root, '.ralph', 'isolation'), write: false }) : undefined;
+    const bareSeat = seat.agent.command({ prompt: prompt ?? '', model: seat.model, extraArgs: seat.extraArgs, cwd: root, isolationArgs: seatIsolation });
+    const wrapped = prepared.sandbox ? prepared.sandbox.wrap(bareSeat, root, seat.agent) : bareSeat;
+    return { agent: seat.label, command: { bin: wrapped.bin, args: wrapped.args } };
+  });
+  if (fallbacks.length > 0) {
+    out.push(`fallbacks: on a usage limit (or no credit left) the same iteration goes on with ${fallbacks.map((item) => item.agent).join(', then ')}; ${prepared.seats[0]!.label} comes back once its limit resets; ralph waits only when every one is limited`);
+    fallbacks.forEach((item, index) => out.push(`  fallback ${index + 1}: ${[item.command.bin, ...item.command.args].map(quoteForDisplay).join(' ')}`));
+  }
   if (isolate) {
     out.push(agent.isolation ? `isolation: off for ${agent.name}: ${agent.isolation.covers}; still from the user's configuration: ${agent.isolation.leaves}` : `isolation: the ${agent.name} CLI has none; it runs with the user's own configuration`);
   }
@@ -92,7 +103,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }

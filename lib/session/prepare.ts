@@ -1,6 +1,7 @@
 // Preparing a run: config, source, agent and every prerequisite, checked before anything changes.
 import { getAgent } from '../agents/index.ts';
 import type { CommitMode } from '../commit-set.ts';
+import { seatLabel, type Seat } from '../iteration/agent-roster.ts';
 import type { Agent } from '../agents/types.ts';
 import type { OptionValue } from '../config/values.ts';
 import { readConfigFile, resolveConfig, type Config } from '../config.ts';
@@ -38,6 +39,8 @@ export interface Prepared {
   sandbox?: Sandbox;
   /** Who commits: ralph (each passing iteration), the agent (ralph amends its task state into those commits), or nobody. */
   commitMode: CommitMode;
+  /** The agents in order: the primary, then each --fallback (lib/iteration/agent-roster.ts). */
+  seats: Seat[];
 }
 
 /** What the command line gave: option values by name and the arguments after `--`. */
@@ -103,13 +106,14 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
       problems.push((error as Error).message);
     }
   }
-  for (const [who, cli, request] of [['agent', agent, { model: config.model, profile, extraArgs: config.extraArgs }], ...(review ? [['reviewer', review.agent, { model: review.model, extraArgs: [] }] as const] : [])] as const) {
+  const seats = await resolveSeats(config, { agent, profile }, deps.env, problems);
+  for (const [who, cli, request] of [...seats.map((seat, index) => [index === 0 ? 'agent' : `the fallback ${seat.label}`, seat.agent, seat] as const), ...(review ? [['reviewer', review.agent, { model: review.model, extraArgs: [] }] as const] : [])] as const) {
     const bare = cli.command({ prompt: '', cwd: root, ...request });
     const refusal = cli.refuses?.(sandbox ? sandbox.wrap(bare, root, cli) : bare, { uid: process.getuid?.(), env: deps.env });
-    if (refusal) problems.push(who === 'agent' ? refusal : `the reviewer (--review ${review!.label}): ${refusal}`);
+    if (refusal) problems.push(who === 'agent' ? refusal : who === 'reviewer' ? `the reviewer (--review ${review!.label}): ${refusal}` : `${who} (--fallback): ${refusal}`);
   }
   const commitMode: CommitMode = commitOn ? 'ralph' : commitOption === false ? 'off' : 'agent';
-  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode };
+  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode, seats };
 }
 
 /** The reviewer --review names, its CLI checked like the worker's; problems are added to `problems`. */
@@ -199,4 +203,30 @@ function valueProblems(config: Config): string[] {
     problems.push(`--retry-delay ${formatDuration(config.retryDelay)} is longer than --retry-max-delay ${formatDuration(config.retryMaxDelay)}: the first backoff would already pass the cap; lower --retry-delay or raise --retry-max-delay`);
   }
   return problems;
+}
+
+/** The agents in order: the primary, then each --fallback AGENT[:MODEL] (comma lists allowed), each checked like the primary. */
+async function resolveSeats(config: Config, primary: { agent: Agent; profile?: string }, env: NodeJS.ProcessEnv, problems: string[]): Promise<Seat[]> {
+  const seats: Seat[] = [{ label: seatLabel(primary.agent.name, config.model), agent: primary.agent, model: config.model, profile: primary.profile, extraArgs: config.extraArgs }];
+  const values = ((config.extra.get('fallback') as string[] | undefined) ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  for (const value of values) {
+    const spec = parseReviewSpec(value);
+    if (!spec) continue;
+    let agent: Agent;
+    try {
+      agent = await getAgent(spec.agent, config.customAgent);
+    } catch (error) {
+      problems.push(`--fallback ${value}: ${(error as Error).message}`);
+      continue;
+    }
+    const label = seatLabel(agent.name, spec.model);
+    if (seats.some((seat) => seat.label === label)) {
+      problems.push(`--fallback ${value}: ${label} is already in the list (${seats.map((seat) => seat.label).join(', ')})`);
+      continue;
+    }
+    if (!findOnPath(agent.bin, env)) problems.push(`fallback CLI '${agent.bin}' (--fallback ${value}) not found on PATH: install it or drop it from --fallback`);
+    // Arguments after -- are the primary CLI's: another CLI would refuse them.
+    seats.push({ label, agent, ...(spec.model ? { model: spec.model } : {}), extraArgs: agent.name === primary.agent.name ? config.extraArgs : [] });
+  }
+  return seats;
 }

@@ -127,6 +127,12 @@ export class LineView implements EventSink {
       case 'backoff':
         if (!quiet) this.line(`backing off ${formatDuration(event.delayMs)} before attempt ${event.attempt + 1} (until ${dayjs(event.until).format('HH:mm:ss')})`, at, 'yellow');
         break;
+      case 'agent_switch':
+        this.line(`${event.from} limited ${Number.isFinite(event.until) ? `until ${dayjs(event.until).format('YYYY-MM-DD HH:mm')}` : 'for the rest of the run'} (${event.reason}): continuing with ${event.to}`, at, 'magenta');
+        break;
+      case 'agent_back':
+        this.line(`${event.agent}'s usage limit has reset: it works again from iteration ${event.iteration}`, at, 'magenta');
+        break;
       case 'usage_wait':
         this.line(`usage limit: waiting until ${dayjs(event.until).format('YYYY-MM-DD HH:mm:ss')} (${formatDuration(event.until - at)}): ${event.reason}`, at, 'magenta');
         break;
