@@ -7,7 +7,7 @@ import { chmodSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, FEATURE, prdProject, report, specKitProject, tick } from './projects.ts';
-import { agentCalls, FAKES, FAST, makeSandbox, MIN_WAIT_MS, runRalph, scenario, signalRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, closeStep, FAKES, FAST, makeSandbox, MIN_WAIT_MS, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -271,6 +271,23 @@ describe('--pr: a pull request at the end', () => {
     expect(JSON.parse(result.stdout).pr).toMatchObject({ pushed: true, action: 'created', draft: true });
     expect(lastLines(result.stderr, 1)).toEqual(['pull request: https://github.com/octo/demo/pull/1 (draft, created)']);
     expect(existsSync(path.join(sandbox.repo, FEATURE, 'tasks.md'))).toBe(true);
+  });
+
+  it('beads, the agent closing its bead and committing: pushed as each bead lands, the pull request titled by the epic', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(2));
+    const remote = addRemote(sandbox);
+    addGh(sandbox);
+    const commit = (file: string) => ({ write: { [file]: `${file}\n` }, after: [['git', 'add', file], ['git', 'commit', '-qm', `feat: ${file}`]] });
+    scenario(sandbox, [closeStep('ws-9w6.2', commit('one.txt')), closeStep('ws-9w6.3', commit('two.txt'))]);
+    const result = await runRalph(sandbox, ['--pr', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const local = git(sandbox.repo, ['rev-list', '--max-count=2', 'HEAD']).split('\n');
+    expect(remote.updates().map((update) => [update.old, update.new, update.forced])).toEqual([[ZERO, local[1], false], [local[1], local[0], false]]);
+    const create = ghCalls(sandbox).find((call) => call.argv[1] === 'create')!;
+    expect(create.argv.slice(7, 9)).toEqual(['--title', 'Feature: ralph-automation']);
+    expect(create.body).toContain('| 1 | ws-9w6.2 Task 1: build part 1 | pass |');
+    expect(JSON.parse(result.stdout).pr).toEqual({ target: `origin/${BRANCH}`, pushed: true, number: 1, url: 'https://github.com/octo/demo/pull/1', action: 'created', draft: false });
   });
 
   it('--parallel 2: the merged branch pushed, never the workers\' branches; one pull request', async () => {
