@@ -212,7 +212,11 @@ export class CommitGuard {
    */
   async inCommits(git: Git, base: string, head: string): Promise<LeftOut[]> {
     const diff = await git.attempt(['diff', '--unified=0', '--no-color', '--no-ext-diff', '--no-renames', `${base}..${head}`]);
-    if (!diff.ok) return [];
+    return diff.ok ? this.inPatch(diff.output) : [];
+  }
+
+  /** What the added lines of a patch (`git diff`, or `git log -p` of several commits) add that ralph never commits. */
+  inPatch(patch: string): LeftOut[] {
     const found = new Map<string, LeftOut>();
     let file: string | undefined;
     let added: string[] = [];
@@ -226,7 +230,7 @@ export class CommitGuard {
       else if (PRIVATE_KEY_HEADER.test(text)) found.set(file, { path: file, why: { kind: 'private', what: 'a private key' } });
       added = [];
     };
-    for (const line of diff.output.split('\n')) {
+    for (const line of patch.split('\n')) {
       if (line.startsWith('diff --git ')) {
         close();
         file = undefined;

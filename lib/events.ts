@@ -80,6 +80,23 @@ export interface ConvergeSummary {
   converged: boolean;
 }
 
+/** `--pr`: where ralph pushed the branch, and the pull request it opened or updated (or why none). */
+export interface PullRequestRecord {
+  /** Where the branch goes: `origin/001-demo`. */
+  target: string;
+  /** The branch's last commit is on the remote at the end of the run. */
+  pushed: boolean;
+  /** What is not pushed and why (`2 commits (a1b2c3d..e4f5a6b): origin has commits this branch lacks`). */
+  notPushed?: string;
+  number?: number;
+  url?: string;
+  /** `unchanged`: a run with no iteration leaves the summary of the run that did the work. */
+  action?: 'created' | 'updated' | 'unchanged';
+  draft?: boolean;
+  /** Why no pull request was opened or updated. */
+  none?: string;
+}
+
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';
 
 export interface RunSummary {
@@ -111,6 +128,8 @@ export interface RunSummary {
   converge?: ConvergeSummary;
   /** --fallback: per agent, the iterations it finished, what it spent and whether it is limited at the end. */
   agents?: Array<{ agent: string; iterations: number; costUsd: number; inputTokens: number; outputTokens: number; limitedUntil?: string | null }>;
+  /** `--pr`: the push and the pull request. */
+  pr?: PullRequestRecord;
 }
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */

@@ -12,7 +12,7 @@ export interface OptionSpec {
   min?: number;
   /** Largest value for numeric kinds; durations are never above MAX_DURATION_MS. */
   max?: number;
-  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Containment' | 'Output' | 'Notify and serve' | 'General';
+  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Pull request' | 'Containment' | 'Output' | 'Notify and serve' | 'General';
   /** Shown in --help; the real defaults live in config.ts. */
   defaultText?: string;
   help: string;
@@ -58,6 +58,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'gate', kind: 'list', group: 'Run', arg: 'CMD', defaultText: 'prd: typecheck, lint and test scripts of package.json; others: none', help: 'quality gate run by a shell after each iteration (repeatable); --gate none for no gates' },
   { name: 'commit', kind: 'boolean', group: 'Run', defaultText: 'on in prd mode, off otherwise', help: 'commit each passing iteration as "ralph: <task> <title>" with Ralph-Iteration and Ralph-Task trailers; --no-commit to skip' },
   { name: 'parallel', kind: 'int', min: 1, max: 64, group: 'Run', arg: 'N', defaultText: '1', help: 'run N agents at once, each in its own git worktree on its own branch; ralph merges their commits back one at a time' },
+  { name: 'pr', kind: 'boolean', group: 'Pull request', defaultText: 'off', help: "push the branch as work lands (never forced) and at the end open one draft pull request into the remote's default branch with gh, its body the run's summary; a later run updates it; ready for review once every task is done" },
+  { name: 'pr-draft', kind: 'boolean', group: 'Pull request', defaultText: 'off', help: 'with --pr: keep the pull request a draft even when every task is done' },
   { name: 'sandbox', kind: 'string', choices: ['none', 'bwrap'], group: 'Containment', arg: 'KIND', defaultText: 'none', help: "run the agent and the gates under bubblewrap (Linux): the repository, a private /tmp and the agent's own state writable, everything else read-only, ~/.ssh ~/.aws ~/.gnupg ~/.config/gh ~/.netrc ~/.docker … hidden" },
   { name: 'sandbox-network', kind: 'string', choices: ['on', 'off'], group: 'Containment', arg: 'on|off', defaultText: 'on', help: 'off: no network inside the sandbox (for agents that need none)' },
   { name: 'sandbox-hide', kind: 'list', group: 'Containment', arg: 'PATH', help: 'another path to hide inside the sandbox (repeatable; ~ is HOME; must exist)' },

@@ -3,6 +3,7 @@ import { count } from '../tasks-left.ts';
 import dayjs from 'dayjs';
 import { formatDuration } from '../duration.ts';
 import type { RunEvent } from '../events.ts';
+import { pullRequestText } from '../pr/lines.ts';
 
 export const NOTIFY_EVENTS = ['start', 'end', 'failure', 'usage-limit', 'stop', 'pause'] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
@@ -51,7 +52,8 @@ export function noticeFor(event: RunEvent, at: number, context: NoticeContext): 
       const s = event.summary;
       const level: NoticeLevel = s.exitCode === 0 ? 'success' : s.status === 'interrupted' || s.exitCode === 2 ? 'warning' : 'error';
       const cost = s.costUsd > 0 ? `, ${money(s.costUsd)}` : '';
-      return make('end', level, `ralph ${s.status.replace('_', ' ')}`, `${s.message}: ${count(s.iterations, 'iteration')}, ${count(s.tasksCompleted, 'task')} done, ${s.tasksRemaining} remaining, ${formatDuration(s.durationMs)}${cost}; exit ${s.exitCode}`, {
+      const pr = s.pr ? `; pull request: ${pullRequestText(s.pr)}` : '';
+      return make('end', level, `ralph ${s.status.replace('_', ' ')}`, `${s.message}: ${count(s.iterations, 'iteration')}, ${count(s.tasksCompleted, 'task')} done, ${s.tasksRemaining} remaining, ${formatDuration(s.durationMs)}${cost}; exit ${s.exitCode}${pr}`, {
         status: s.status,
         exitCode: s.exitCode,
         iterations: s.iterations,
@@ -59,6 +61,7 @@ export function noticeFor(event: RunEvent, at: number, context: NoticeContext): 
         tasksRemaining: s.tasksRemaining,
         durationMs: s.durationMs,
         costUsd: s.costUsd,
+        ...(s.pr ? { pullRequest: s.pr.url ?? null } : {}),
       });
     }
     case 'iteration_end': {

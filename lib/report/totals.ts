@@ -3,6 +3,7 @@ import dayjs from 'dayjs';
 import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts';
 import { formatDuration } from '../duration.ts';
 import { reviewLine } from '../review-text.ts';
+import { pullRequestText } from '../pr/lines.ts';
 
 export interface ReportTotals {
   iterations: number;
@@ -108,6 +109,7 @@ export function reportFacts(summary: RunSummary): Array<[string, string]> {
     ['ended', formatTime(summary.endedAt)],
     ['duration', formatDuration(summary.durationMs)],
     ...(summary.converge ? [['converge', convergeText(summary.converge)] as [string, string]] : []),
+    ...(summary.pr ? pullRequestFacts(summary.pr) : []),
   ];
 }
 
@@ -122,4 +124,9 @@ export const AGENT_COLUMNS = ['agent', 'iterations', 'cost', 'tokens in', 'token
 export function convergeText(converge: NonNullable<RunSummary['converge']>): string {
   const each = converge.appended.map((tasks, index) => `pass ${converge.resumed + index + 1} ${tasks.length > 0 ? `appended ${tasks.join(', ')}` : index === converge.appended.length - 1 && converge.converged ? 'found nothing (converged)' : 'appended nothing'}`);
   return `${converge.passes} of ${converge.maxPasses} passes${each.length > 0 ? `: ${each.join('; ')}` : ''}; ${converge.converged ? 'converged' : 'not proven converged'}`;
+}
+
+/** --pr in the report: the pull request, and what is not pushed when something is not. */
+function pullRequestFacts(pr: NonNullable<RunSummary['pr']>): Array<[string, string]> {
+  return [['pull request', pullRequestText(pr)], ...(pr.pushed || !pr.notPushed ? [] : [['not pushed', `${pr.notPushed} (${pr.target})`] as [string, string]])];
 }

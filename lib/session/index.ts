@@ -23,6 +23,7 @@ import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
+import type { Handover } from '../pr/index.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
 export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSignal: AbortSignal): Promise<number> {
@@ -51,6 +52,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const records: IterationRecord[] = [];
   let lock: HeldLock | undefined;
   let prepared: Prepared | undefined;
+  /** --pr: pushes as work lands, and the pull request at the end. */
+  let handover: Handover | undefined;
   let json = flags.get('json') === true;
   let roster: AgentRoster | undefined;
   const sessionId = newSessionId(startedAt);
@@ -129,6 +132,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
+    if (prepared.pr) {
+      const title = redactor.text(source.title?.() ?? prepared.pr.branch);
+      handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn });
+      bus.add(handover);
+    }
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
@@ -236,6 +244,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   }
   // The summary feeds the session record, both reports, --json and the on-exit hook: redacted once here.
   summary = redactor.deep(summary);
+  // --pr: the last push and the pull request, once the run's summary (the body) is known; never a failure.
+  if (handover) summary = { ...summary, pr: redactor.deep(await handover.finish(summary, callerSignal)) };
   let report = '';
   if (lock && prepared) {
     try {

@@ -91,6 +91,8 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       ? `review: ${review.label} after each passing iteration (templates/review-prompt.md): ${[reviewCommand.bin, ...reviewCommand.args].map(quoteForDisplay).join(' ')}`
       : 'review: off (--review AGENT[:MODEL] adds an independent reviewer)',
   );
+  const pr = prepared.pr ? await (await import('../pr/index.ts')).planPr(prepared.pr, root, deps) : undefined;
+  if (pr) out.push(pr.line);
   if (lock.held) {
     problems.push(`the lock is held by PID ${lock.info?.pid ?? '?'} (started ${lock.info?.startedAt ?? '?'}, branch ${lock.info?.branch ?? '?'})${lock.reason ? `: ${lock.reason}` : ''}`);
     out.push('lock: held by another run');
@@ -103,7 +105,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }

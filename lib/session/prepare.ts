@@ -16,6 +16,7 @@ import { parseReviewSpec } from '../iteration/review-spec.ts';
 import { DEFAULT_BREAKER, type BreakerLimits } from './breaker.ts';
 import { formatDuration } from '../duration.ts';
 import type { Sandbox } from '../sandbox/index.ts';
+import type { PrTarget } from '../pr/target.ts';
 import { accessSync, constants, existsSync, lstatSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +42,8 @@ export interface Prepared {
   commitMode: CommitMode;
   /** The agents in order: the primary, then each --fallback (lib/iteration/agent-roster.ts). */
   seats: Seat[];
+  /** --pr: where the branch is pushed and the pull request goes, once every check of it passed. */
+  pr?: PrTarget;
 }
 
 /** What the command line gave: option values by name and the arguments after `--`. */
@@ -112,8 +115,12 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
     const refusal = cli.refuses?.(sandbox ? sandbox.wrap(bare, root, cli) : bare, { uid: process.getuid?.(), env: deps.env });
     if (refusal) problems.push(who === 'agent' ? refusal : who === 'reviewer' ? `the reviewer (--review ${review!.label}): ${refusal}` : `${who} (--fallback): ${refusal}`);
   }
+  // --pr: a remote, gh logged in, the branch to open the pull request into; its modules load only then.
+  const prOn = config.extra.get('pr') === true;
+  if (config.extra.get('pr-draft') === true && !prOn) problems.push('--pr-draft keeps the pull request of --pr a draft, but --pr is off: add --pr, or drop --pr-draft (or "prDraft" in ralph.config.json)');
+  const pr = prOn && gitRoot ? await (await import('../pr/target.ts')).resolvePrTarget({ git, root, branch, deps, keepDraft: config.extra.get('pr-draft') === true }, problems) : undefined;
   const commitMode: CommitMode = commitOn ? 'ralph' : commitOption === false ? 'off' : 'agent';
-  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode, seats };
+  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode, seats, ...(pr ? { pr } : {}) };
 }
 
 /** The reviewer --review names, its CLI checked like the worker's; problems are added to `problems`. */

@@ -89,6 +89,7 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     defaultMaxIterations: 50,
 
     describe: () => (epic ? `epic ${epic.id} "${epic.title}"` : 'beads epic (unresolved)'),
+    title: () => epic?.title,
 
     async check() {
       const problems: string[] = [];

@@ -129,6 +129,8 @@ export interface TaskSource {
   readonly defaultMaxIterations: number;
   /** One line naming what this run works on, e.g. `epic ws-9w6 "Feature: ralph-automation"`. */
   describe(): string;
+  /** The feature's name as a title (the pull request of --pr); undefined when the source has none. */
+  title?(): string | undefined;
   /** Every prerequisite problem, as one line each (empty when ready to run). */
   check(): Promise<string[]>;
   /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */

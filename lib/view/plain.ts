@@ -5,6 +5,7 @@ import type { EventSink, RunEvent } from '../events.ts';
 import { oneLine } from '../agents/common.ts';
 import { reviewLine } from '../review-text.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
+import { pullRequestLines } from '../pr/lines.ts';
 import { paint, type Colour } from './colour.ts';
 
 export interface ViewOptions {
@@ -176,6 +177,8 @@ export class LineView implements EventSink {
         if (!this.started && summary.status === 'failed') break;
         const colour: Colour = summary.exitCode === 0 ? 'green' : summary.exitCode === 2 ? 'yellow' : 'red';
         this.line(`${summary.status}: ${summary.message} (${count(summary.iterations, 'iteration')}, ${summary.tasksCompleted} done, ${describeTasksLeft(summary.tasksRemaining, summary.skippedTaskIds)}, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
+        // --pr: what is not pushed, then the pull request, as the run's last lines.
+        for (const line of summary.pr ? pullRequestLines(summary.pr) : []) this.line(line, at, line.startsWith('not pushed') || !summary.pr?.url ? 'yellow' : colour);
         break;
       }
     }

@@ -116,6 +116,18 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       }
     },
 
+    // `project: description` (snarktank's prd.json), either alone when the other is missing.
+    title() {
+      if (!prdFile) return undefined;
+      try {
+        const { data } = readPrd(prdFile);
+        const words = [data.project, data.description].filter((value): value is string => typeof value === 'string' && value.trim() !== '').map((value) => value.trim().split('\n')[0]!);
+        return words.length > 0 ? words.join(': ') : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+
     async check() {
       const problems: string[] = [];
       if (!prdFile) {

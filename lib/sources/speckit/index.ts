@@ -60,6 +60,14 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       return `Spec Kit feature ${result.feature.name} (${result.feature.rel}/tasks.md, chosen by ${VIA_TEXT[result.feature.via]})`;
     },
 
+    // spec.md's heading without Spec Kit's `Feature Specification:` (else the feature's folder name).
+    title() {
+      const result = resolve();
+      if (!result.ok) return undefined;
+      const heading = /^#\s+(.+)$/m.exec(readText(paths().spec) ?? '')?.[1]?.replace(/^Feature Specification:\s*/i, '').trim();
+      return heading || result.feature.name;
+    },
+
     async check() {
       const result = resolve();
       if (!result.ok) return [result.problem];

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { renderSummaryBlock, SUMMARY_BEGIN, SUMMARY_END, withSummaryBlock } from '../../../lib/pr/body.ts';
+import type { IterationRecord, RunSummary } from '../../../lib/events.ts';
+
+const record = (iteration: number, extra: Partial<IterationRecord> = {}): IterationRecord => ({
+  iteration,
+  taskId: `T00${iteration}`,
+  taskTitle: `Task ${iteration}`,
+  outcome: 'pass',
+  reason: '',
+  attempts: 1,
+  startedAt: '2026-01-01T00:00:00.000Z',
+  durationMs: 1500,
+  tasksDone: [`T00${iteration}`],
+  filesChanged: ['a.ts'],
+  claimedComplete: false,
+  costUsd: 0.01,
+  inputTokens: 10,
+  outputTokens: 5,
+  commit: 'abcdef1234567890',
+  ...extra,
+});
+
+const summary = (extra: Partial<RunSummary> = {}): RunSummary => ({
+  status: 'limit_reached',
+  exitCode: 2,
+  message: 'iteration limit of 2 reached with 1 task left',
+  sessionId: 'S1',
+  source: 'speckit',
+  agent: 'claude',
+  iterations: 2,
+  tasksCompleted: 1,
+  tasksRemaining: 1,
+  tasksSkipped: 1,
+  skippedTaskIds: ['T009'],
+  startedAt: '2026-01-01T00:00:00.000Z',
+  endedAt: '2026-01-01T00:01:00.000Z',
+  durationMs: 60_000,
+  costUsd: 0.02,
+  records: [record(1), record(2, { outcome: 'fail', reason: 'gate | lint failed', tasksDone: [], commit: undefined })],
+  ...extra,
+});
+
+describe('the pull request body', () => {
+  it('holds the status, tasks done, left and skipped, cost and the iterations table, between its markers', () => {
+    const block = renderSummaryBlock(summary(), { branch: '001-demo', target: 'origin/001-demo' });
+    const lines = block.split('\n');
+    expect(lines[0]).toBe(SUMMARY_BEGIN);
+    expect(lines.at(-1)).toBe(SUMMARY_END);
+    expect(lines[1]).toBe('### ralph on `001-demo`: stopped at a limit, work left');
+    expect(block).toContain('| **status** | limit_reached: iteration limit of 2 reached with 1 task left (exit 2) |');
+    expect(block).toContain('| **tasks** | 1 done in this run, 1 left |');
+    expect(block).toContain('| **skipped** | 1 (T009) |');
+    expect(block).toContain('| **iterations** | 2 (1 passed) |');
+    expect(block).toContain('| **cost** | $0.0200 |');
+    expect(block).toContain('| 1 | T001 Task 1 | pass | 1.5s | $0.0100 | 1: a.ts | abcdef1 |');
+    // A pipe in a reason does not break the table.
+    expect(block).toContain('| 2 | T002 Task 2 | fail: gate \\| lint failed | 1.5s | $0.0100 | 1: a.ts | — |');
+  });
+
+  it('replaces its own block and keeps what someone wrote around it; adds one below text it did not write', () => {
+    const old = `${SUMMARY_BEGIN}\nold summary\n${SUMMARY_END}`;
+    expect(withSummaryBlock(`Notes above.\n\n${old}\n\nNotes below.\n`, 'NEW')).toBe('Notes above.\n\nNEW\n\nNotes below.\n');
+    expect(withSummaryBlock('Written by hand.\n\n', 'NEW')).toBe('Written by hand.\n\nNEW\n');
+    expect(withSummaryBlock('', 'NEW')).toBe('NEW\n');
+    // An end marker without its beginning is someone's text, not ralph's block.
+    expect(withSummaryBlock(`text ${SUMMARY_END}`, 'NEW')).toBe(`text ${SUMMARY_END}\n\nNEW\n`);
+  });
+});
