@@ -60,7 +60,7 @@ export function reviewCell(record: IterationRecord): string {
   return record.review ? `${reviewLine(record.review)}, ${formatCost(record.review.costUsd)}` : '—';
 }
 
-export const OUTCOME_LABEL: Record<IterationOutcome, string> = { pass: 'pass', fail: 'fail', no_change: 'no change' };
+export const OUTCOME_LABEL: Record<IterationOutcome, string> = { pass: 'pass', fail: 'fail', no_change: 'no change', question: 'question' };
 
 /** `$0.0021`; four decimals because single agent runs often cost fractions of a cent. */
 export function formatCost(usd: number): string {

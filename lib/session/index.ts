@@ -22,6 +22,7 @@ import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
+import { questionsAtStart, questionSummaries } from '../questions/index.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
 export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSignal: AbortSignal): Promise<number> {
@@ -53,6 +54,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   let json = flags.get('json') === true;
   const sessionId = newSessionId(startedAt);
 
+  // The questions of the run's tasks still open as it ends (waiting, or answered and not yet worked on).
+  const questionsField = (): Partial<RunSummary> => {
+    const questions = prepared ? questionSummaries(prepared.root, prepared.source) : [];
+    return questions.length > 0 ? { questions } : {};
+  };
   const summarize = (status: RunSummary['status'], exitCode: number, message: string, partial?: Partial<RunSummary>): RunSummary => {
     const endedAt = deps.now();
     return {
@@ -73,6 +79,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       costUsd: records.reduce((sum, item) => sum + item.costUsd, 0),
       records,
       ...partial,
+      ...questionsField(),
       success: exitCode === 0,
       completedCount: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
       failedCount: records.filter((item) => item.outcome === 'fail').length,
@@ -138,6 +145,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       const orphan = await stopOrphanedAgent(root, config.killGrace);
       if (orphan) warn(orphan);
       for (const message of await source.recover()) warn(message);
+      // Tasks whose question waits for an answer are set aside from the start; answered ones go again.
+      for (const note of await questionsAtStart(root, source, new Date(deps.now()).toISOString())) bus.emit(note.warning ? { type: 'warning', message: note.message } : { type: 'info', message: note.message });
       // Worktrees a killed parallel run left: unmerged work to kept branches, the rest removed.
       for (const message of await new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles())) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);

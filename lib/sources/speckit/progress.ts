@@ -9,13 +9,14 @@ export const TRACKING_FILE = 'ralph-tasks.json';
 /** Consecutive failed iterations of one task before it is set aside. */
 export const SKIP_AFTER = 3;
 
-export type EntryStatus = 'completed' | 'failed' | 'skipped' | 'interrupted';
+export type EntryStatus = 'completed' | 'failed' | 'skipped' | 'interrupted' | 'question';
 
 export const STATUS_TEXT: Record<EntryStatus, string> = {
   completed: '✅ Completed',
   failed: '❌ Failed',
   skipped: '⏭️ Skipped',
   interrupted: '⚠️ Interrupted',
+  question: '❓ Question: waiting for an answer',
 };
 
 const ITERATION_HEADING = /^## Iteration (\d+)\b/;
@@ -58,6 +59,8 @@ export interface EntryInput {
   note?: string;
   /** The independent review in one line, e.g. `rejected by codex: no tests`. */
   review?: string;
+  /** What the agent asked a person (status `question`). */
+  question?: string;
 }
 
 function indent(block: string): string[] {
@@ -67,7 +70,8 @@ function indent(block: string): string[] {
 /** One `## Iteration N - <timestamp>` entry, ending with `---`. */
 export function iterationEntry(input: EntryInput): string {
   const lines = [`## Iteration ${input.iteration} - ${input.timestamp}`, `- Task: ${input.task.id} ${input.task.title}`, `- Status: ${STATUS_TEXT[input.status]}`];
-  if (input.reason && input.status !== 'completed') lines.push(`- Reason: ${input.reason}`);
+  if (input.question) lines.push(`- Question: ${input.question.trim().replace(/\n/g, '\n  ')}`);
+  else if (input.reason && input.status !== 'completed') lines.push(`- Reason: ${input.reason}`);
   lines.push(`- Tasks completed: ${input.tasksDone.length > 0 ? input.tasksDone.join(', ') : 'none'}`);
   if (input.filesChanged.length > 0) {
     lines.push('- Files changed:', ...input.filesChanged.map((file) => `  - ${file}`));
@@ -108,7 +112,7 @@ export interface TrackedTask {
   consecutiveFailures: number;
   skipped: boolean;
   lastIteration?: number;
-  lastOutcome?: 'pass' | 'fail' | 'no_change';
+  lastOutcome?: 'pass' | 'fail' | 'no_change' | 'question';
   /** The reviewer's rejection of the last attempt, shown in the next prompt; dropped once the task is done. */
   review?: { iteration: number; reasons: string };
   /** Lines of tasks.md that repeat this task (a summary): not tasks of their own, their boxes count for nothing. */
@@ -203,17 +207,24 @@ export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: strin
 /**
  * Records one iteration. In Spec Kit mode an iteration that finished no checkbox is a failure whatever
  * the agent said; the same task failing SKIP_AFTER iterations in a row is set aside. With several workers
- * (`interleaved`) iterations on other tasks run in between, so only the task's own iterations count.
+ * (`interleaved`) iterations on other tasks run in between, so only the task's own iterations count. An
+ * iteration whose agent asked a question counts for nothing: no failure, and no break in anyone's run.
  */
 export function recordIteration(
   tracking: Tracking,
-  result: { iteration: number; taskId: string; kind: 'pass' | 'fail' | 'no_change'; tasksDone: readonly string[] },
+  result: { iteration: number; taskId: string; kind: 'pass' | 'fail' | 'no_change' | 'question'; tasksDone: readonly string[] },
   options: { interleaved?: boolean } = {},
 ): { tracking: Tracking; newlySkipped: boolean; consecutiveFailures: number } {
   let newlySkipped = false;
   let consecutiveFailures = 0;
   const done = new Set(result.tasksDone);
+  const asked = result.kind === 'question';
   const tasks = tracking.tasks.map((task): TrackedTask => {
+    if (asked) {
+      if (task.id !== result.taskId) return task;
+      consecutiveFailures = task.consecutiveFailures;
+      return { ...task, attempts: task.attempts + 1, lastIteration: result.iteration, lastOutcome: result.kind };
+    }
     if (task.id !== result.taskId) {
       if (options.interleaved) return done.has(task.id) ? { ...task, consecutiveFailures: 0 } : task;
       // Another task's run of failures is broken by this iteration.

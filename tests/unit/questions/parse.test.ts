@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { finalAnswer, newTranscript, record } from '../../../lib/agents/transcript.ts';
 import type { AgentEvent } from '../../../lib/agents/types.ts';
 import { parseQuestion, QUESTION_MAX_CHARS } from '../../../lib/questions/parse.ts';
+
+const template = (name: string): string => readFileSync(new URL(`../../../templates/${name}`, import.meta.url), 'utf8');
 
 describe('parseQuestion', () => {
   it.each([
@@ -28,6 +31,19 @@ describe('parseQuestion', () => {
     ['a quoted line', 'The spec says:\n> <question>404 or 410?</question>\nso I went with 410.'],
   ])('ignores %s', (_name, text) => {
     expect(parseQuestion(text)).toBeUndefined();
+  });
+
+  // The prompts themselves tell the agent about the tag: an agent that quotes them back asks nothing.
+  it.each(['ralph-prompt.md', 'prd-prompt.md'])('ignores %s echoed back, with or without its code marks', (name) => {
+    const text = template(name);
+    expect(text).toContain('<question>…</question>');
+    expect(parseQuestion(text)).toBeUndefined();
+    expect(parseQuestion(text.replaceAll('`', ''))).toBeUndefined();
+  });
+
+  it('the review and converge prompts do not tell the agent to ask', () => {
+    expect(template('review-prompt.md')).not.toContain('<question>');
+    expect(template('converge-prompt.md')).not.toContain('<question>');
   });
 
   it('keeps at most QUESTION_MAX_CHARS characters', () => {
