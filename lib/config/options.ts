@@ -22,7 +22,7 @@ export interface OptionSpec {
   configurable?: boolean;
 }
 
-export const COMMANDS = ['run', 'init', 'resume', 'status', 'report', 'stop', 'pause', 'unpause', 'serve'] as const;
+export const COMMANDS = ['run', 'init', 'resume', 'status', 'report', 'stop', 'pause', 'unpause', 'serve', 'answer'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const OPTIONS: readonly OptionSpec[] = [
@@ -92,9 +92,13 @@ export const COMMAND_FLAGS: Partial<Record<CommandName, readonly string[]>> = {
   unpause: [],
   serve: ['port', 'host'],
   init: ['force', 'json'],
+  answer: [],
 };
 /** Positional words a command takes (the session of `ralph report`); the others take none. */
-export const COMMAND_POSITIONALS: Partial<Record<CommandName, { most: number; what: string }>> = { report: { most: 1, what: 'a session id' } };
+export const COMMAND_POSITIONALS: Partial<Record<CommandName, { most: number; what: string }>> = {
+  report: { most: 1, what: 'a session id' },
+  answer: { most: 2, what: 'the task and the answer, e.g. ralph answer T003 "410"' },
+};
 
 /** The longest duration a timer can wait (2^31 - 1 ms, about 24.8 days); longer ones would fire at once. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
