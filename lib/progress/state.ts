@@ -12,6 +12,8 @@ export interface RunCounts {
   passed: number;
   failed: number;
   noChange: number;
+  /** Iterations whose agent stopped to ask a person. */
+  questions?: number;
   tasksCompleted: number;
   /** Independent reviews (--review) that approved, and that did not (rejected or failed). */
   reviewsApproved?: number;
@@ -68,6 +70,11 @@ export interface RunStatusFile {
   pausedSince: string | null;
   /** `ralph stop` was asked then: the run ends after the current iteration. */
   stopRequestedAt: string | null;
+  /**
+   * Questions the agents asked (`<question>` in a final answer) whose tasks wait for a person: those of this
+   * run until their task is worked on again; at the end, every one still open (with the answer once given).
+   */
+  questions?: Array<{ taskId: string; question: string; iteration: number; answer?: string }> | null;
 }
 
 /** How much an event changed: `state` must reach disk at once, `activity` may be throttled. */
@@ -109,7 +116,7 @@ export class RunTracker {
         waitUntil: null,
         waitReason: null,
         lastFailure: null,
-        counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
+        counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, questions: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
         costUsd: 0,
         logDir: event.logDir,
         status: null,
@@ -123,6 +130,7 @@ export class RunTracker {
         lastReview: null,
         pausedSince: null,
         stopRequestedAt: null,
+        questions: [],
       };
       return 'state';
     }
@@ -139,6 +147,8 @@ export class RunTracker {
         s.maxIterations = event.maxIterations;
         s.attempt = 1;
         s.task = { id: event.task.id, title: event.task.title };
+        // Taken again: its question was answered.
+        if (s.questions) s.questions = s.questions.filter((item) => item.taskId !== event.task.id);
         if (event.worker !== undefined) {
           const others = (s.workers ?? []).filter((item) => item.worker !== event.worker);
           s.workers = [...others, { worker: event.worker, iteration: event.iteration, task: s.task, startedAt: iso(at) }].sort((a, b) => a.worker - b.worker);
@@ -201,7 +211,10 @@ export class RunTracker {
         s.counts.iterations += 1;
         if (record.outcome === 'pass') s.counts.passed += 1;
         else if (record.outcome === 'fail') s.counts.failed += 1;
-        else s.counts.noChange += 1;
+        else if (record.outcome === 'question') {
+          s.counts.questions = (s.counts.questions ?? 0) + 1;
+          s.questions = [...(s.questions ?? []), { taskId: record.taskId, question: record.question ?? '', iteration: record.iteration }];
+        } else s.counts.noChange += 1;
         s.counts.tasksCompleted += record.tasksDone.length;
         this.endedCostUsd += record.costUsd;
         s.costUsd = this.endedCostUsd;
@@ -233,6 +246,7 @@ export class RunTracker {
         s.tasksRemaining = summary.tasksRemaining;
         if (s.workers) s.workers = [];
         s.skippedTaskIds = summary.skippedTaskIds ?? [];
+        if (summary.questions) s.questions = summary.questions.map((item) => ({ taskId: item.taskId, question: item.question, iteration: item.iteration, ...(item.answer === undefined ? {} : { answer: item.answer }) }));
         s.counts.iterations = Math.max(s.counts.iterations, summary.iterations);
         s.counts.tasksCompleted = Math.max(s.counts.tasksCompleted, summary.tasksCompleted);
         s.costUsd = Math.max(s.costUsd, summary.costUsd);

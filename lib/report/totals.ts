@@ -9,6 +9,8 @@ export interface ReportTotals {
   passed: number;
   failed: number;
   noChange: number;
+  /** Iterations whose agent stopped to ask a person. */
+  questions: number;
   attempts: number;
   tasksCompleted: number;
   tasksRemaining: number;
@@ -30,6 +32,7 @@ export function reportTotals(summary: RunSummary): ReportTotals {
     passed: count('pass'),
     failed: count('fail'),
     noChange: count('no_change'),
+    questions: count('question'),
     attempts: sum((record) => record.attempts),
     tasksCompleted: summary.tasksCompleted,
     tasksRemaining: summary.tasksRemaining,
@@ -92,7 +95,7 @@ export function filesSummary(files: readonly string[], shown = 3): string {
 /** `pass`, `pass after 2 attempts`, `fail: reason`. */
 export function outcomeText(record: IterationRecord): string {
   const attempts = record.attempts > 1 ? ` after ${record.attempts} attempts` : '';
-  const reason = record.outcome === 'pass' || !record.reason ? '' : `: ${record.reason}`;
+  const reason = record.outcome === 'question' && record.question !== undefined ? `: ${record.question}` : record.outcome === 'pass' || !record.reason ? '' : `: ${record.reason}`;
   return `${OUTCOME_LABEL[record.outcome] ?? record.outcome}${attempts}${reason}`;
 }
 
@@ -115,4 +118,32 @@ export function reportFacts(summary: RunSummary): Array<[string, string]> {
 export function convergeText(converge: NonNullable<RunSummary['converge']>): string {
   const each = converge.appended.map((tasks, index) => `pass ${converge.resumed + index + 1} ${tasks.length > 0 ? `appended ${tasks.join(', ')}` : index === converge.appended.length - 1 && converge.converged ? 'found nothing (converged)' : 'appended nothing'}`);
   return `${converge.passes} of ${converge.maxPasses} passes${each.length > 0 ? `: ${each.join('; ')}` : ''}; ${converge.converged ? 'converged' : 'not proven converged'}`;
+}
+
+/** One row of a report's Questions section: a question of this run, or one of an earlier run still open. */
+export interface QuestionRow {
+  taskId: string;
+  taskTitle: string;
+  iteration: number;
+  question: string;
+  /** `waiting for an answer: ralph answer T002 "…"`, `answered: 410`, `answered; the task is done`. */
+  state: string;
+}
+
+/** The Questions section: this run's questions in order, then those of earlier runs still open. */
+export function questionRows(summary: RunSummary): QuestionRow[] {
+  const open = summary.questions ?? [];
+  const stateOf = (taskId: string, iteration: number): string => {
+    const found = open.find((item) => item.taskId === taskId && item.iteration === iteration);
+    if (!found) return 'answered; the task was worked on since';
+    return found.answer === undefined ? `waiting for an answer: ralph answer ${taskId} "…"` : `answered: ${found.answer}`;
+  };
+  const asked = summary.records.filter((record) => record.outcome === 'question' && record.question !== undefined);
+  const rows = asked.map((record) => ({ taskId: record.taskId, taskTitle: record.taskTitle, iteration: record.iteration, question: record.question!, state: stateOf(record.taskId, record.iteration) }));
+  for (const item of open) {
+    if (!asked.some((record) => record.taskId === item.taskId && record.iteration === item.iteration)) {
+      rows.push({ taskId: item.taskId, taskTitle: item.taskTitle, iteration: item.iteration, question: item.question, state: `${stateOf(item.taskId, item.iteration)} (asked by an earlier run)` });
+    }
+  }
+  return rows;
 }
