@@ -2,7 +2,8 @@ import type { AgentEvent } from './agents/types.ts';
 import type { Redactor } from './redact/index.ts';
 import type { Task } from './sources/types.ts';
 
-export type IterationOutcome = 'pass' | 'fail' | 'no_change';
+/** `question`: the agent stopped to ask a person (its final answer held a `<question>`); the task waits for the answer. */
+export type IterationOutcome = 'pass' | 'fail' | 'no_change' | 'question';
 
 /** approve; reject (with reasons); failed: no usable verdict; edited: the reviewer changed the repository. */
 export type ReviewVerdict = 'approve' | 'reject' | 'failed' | 'edited';
@@ -68,6 +69,19 @@ export interface IterationRecord {
   spentBy?: Record<string, { costUsd: number; inputTokens: number; outputTokens: number }>;
   /** A converge pass (`--converge`): which, its verdict and the tasks it appended. */
   converge?: { pass: number; verdict: 'appended' | 'converged' | 'silent' | 'broke'; appended?: string[] };
+  /** What the agent asked (outcome `question`). */
+  question?: string;
+}
+
+/** A question of the run's tasks as a summary shows it: still waiting, or answered and not yet worked on. */
+export interface QuestionSummary {
+  taskId: string;
+  taskTitle: string;
+  question: string;
+  iteration: number;
+  askedAt: string;
+  answer?: string;
+  answeredAt?: string;
 }
 
 export interface ConvergeSummary {
@@ -130,6 +144,8 @@ export interface RunSummary {
   agents?: Array<{ agent: string; iterations: number; costUsd: number; inputTokens: number; outputTokens: number; limitedUntil?: string | null }>;
   /** `--pr`: the push and the pull request. */
   pr?: PullRequestRecord;
+  /** The questions of the source's tasks as the run ends: waiting for an answer, or answered and not yet worked on. */
+  questions?: QuestionSummary[];
 }
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */

@@ -112,7 +112,7 @@ function checkCommand(parsed: ParsedArgv): void {
   }
   const words = COMMAND_POSITIONALS[command];
   if (parsed.positionals.length > (words?.most ?? 0)) {
-    throw new UsageError(`'ralph ${command}' takes ${words ? `at most ${words.most} argument (${words.what})` : 'no arguments'}, got: ${parsed.positionals.join(' ')}`);
+    throw new UsageError(`'ralph ${command}' takes ${words ? `at most ${words.most} argument${words.most === 1 ? '' : 's'} (${words.what})` : 'no arguments'}, got: ${parsed.positionals.join(' ')}`);
   }
 }
 

@@ -21,6 +21,7 @@ export function helpText(version: string): string {
     '  pause      let the current iteration finish, then start no new one until unpause',
     '  unpause    let a paused run go on',
     '  serve      a live page of the current or last run at http://127.0.0.1:7420/',
+    '  answer     answer the question an agent asked: ralph answer T003 "410" (no words: list the waiting ones)',
   ];
   for (const group of GROUP_ORDER) {
     const options = OPTIONS.filter((option) => option.group === group);
@@ -41,6 +42,7 @@ export function helpText(version: string): string {
     'Exit codes:',
     '  0    all tasks complete',
     '  1    failure: prerequisite missing, lock held, agent still failing after retries, no task can make progress',
+    '       (or only tasks waiting for answers to their questions are left: ralph answer lists them)',
     '  2    iteration limit (or --max-cost budget) reached with tasks remaining',
     '  129  hung up (SIGHUP: the terminal, ssh session or tmux pane went away)',
     '  130  interrupted by Ctrl+C (SIGINT), or stopped by ralph stop',

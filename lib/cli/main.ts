@@ -44,6 +44,8 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
       case 'pause':
       case 'unpause':
         return await (await import('./control.ts')).controlCommand(parsed, deps);
+      case 'answer':
+        return await (await import('./answer.ts')).answerCommand(parsed, deps);
       case 'serve':
         return await (await import('./serve.ts')).serveCommand(parsed, deps, signal);
       case 'init':

@@ -13,6 +13,8 @@ import { createSource, detectSource } from '../sources/index.ts';
 import { paint, useColor } from '../view/colour.ts';
 import { keptBranches } from '../session/worktrees.ts';
 import type { ParsedArgv } from './argv.ts';
+import { readQuestions, type Question } from '../questions/store.ts';
+import { questionLines } from '../questions/text.ts';
 
 export type RunPresence = 'alive' | 'stale' | 'none';
 
@@ -25,6 +27,8 @@ export interface TaskCounts {
   ready: number;
   skipped: number;
   skippedIds: string[];
+  /** Remaining tasks set aside until a person answers their question. */
+  waiting?: number;
 }
 
 /** Everything `ralph status` knows; `--json` prints exactly this. */
@@ -53,6 +57,8 @@ export interface StatusReport {
   tasks: TaskCounts | { error: string } | null;
   /** Branches holding work ralph kept instead of merging (several workers: failed, interrupted, conflicting). */
   kept: string[];
+  /** The agents' questions: waiting for an answer, or answered and not yet worked on (.ralph/questions.jsonl). */
+  questions: Question[];
 }
 
 const SOURCE_NAMES: readonly string[] = ['beads', 'speckit', 'prd'];
@@ -90,6 +96,7 @@ async function loadTasks(root: string, parsed: ParsedArgv, deps: Deps, runSource
       ready: snapshot.ready.length,
       skipped,
       skippedIds: (snapshot.skipped ?? []).map((task) => task.id),
+      waiting: snapshot.waiting?.length ?? 0,
     };
   } catch (error) {
     return { error: errorMessage(error) };
@@ -97,7 +104,7 @@ async function loadTasks(root: string, parsed: ParsedArgv, deps: Deps, runSource
 }
 
 /** Reads the lock and status.json and folds them into a report (without the task counts). */
-export function readRunState(root: string, now: number): Omit<StatusReport, 'tasks' | 'kept'> {
+export function readRunState(root: string, now: number): Omit<StatusReport, 'tasks' | 'kept' | 'questions'> {
   const lock: LockState = inspectLock(root, now);
   const status = readStatusFile(root) ?? null;
   const run: RunPresence = lock.held ? 'alive' : lock.stale ? 'stale' : 'none';
@@ -143,7 +150,8 @@ function describeRun(status: RunStatusFile, now: number): string[] {
   if (status.activeAgent && status.activeAgent !== status.agent) lines.push(`  agent now:  ${status.activeAgent} (fallback)`);
   for (const item of status.limitedAgents ?? []) if (!item.until || Date.parse(item.until) > now) lines.push(`  limited:    ${item.agent} ${item.until ? `until ${formatClock(Date.parse(item.until), now)}` : 'for the rest of the run'}: ${item.reason}`);
   const c = status.counts;
-  lines.push(`  iterations: ${c.iterations} (${c.passed} passed, ${c.failed} failed, ${c.noChange} no change), ${c.tasksCompleted} task${c.tasksCompleted === 1 ? '' : 's'} completed`);
+  const asked = c.questions ? `, ${c.questions} asked a question` : '';
+  lines.push(`  iterations: ${c.iterations} (${c.passed} passed, ${c.failed} failed, ${c.noChange} no change${asked}), ${c.tasksCompleted} task${c.tasksCompleted === 1 ? '' : 's'} completed`);
   const approved = c.reviewsApproved ?? 0;
   const rejected = c.reviewsRejected ?? 0;
   if (approved + rejected > 0 || status.lastReview) lines.push(`  reviews:    ${approved} approved, ${rejected} not approved${status.lastReview ? `; last: ${status.lastReview}` : ''}`);
@@ -180,9 +188,19 @@ export function formatStatus(report: StatusReport, now: number, color = false): 
   }
   const tasks = report.tasks;
   if (tasks && 'error' in tasks) lines.push(`tasks: cannot read the task source: ${tasks.error}`);
-  else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready)${tasks.skipped ? `, ${tasks.skipped} skipped (${tasks.skippedIds.join(', ')})` : ''}, ${tasks.total} in all`);
+  else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready${tasks.waiting ? `, ${tasks.waiting} waiting for an answer` : ''})${tasks.skipped ? `, ${tasks.skipped} skipped (${tasks.skippedIds.join(', ')})` : ''}, ${tasks.total} in all`);
+  lines.push(...questionLines(report.questions, (iso) => ago(Math.max(0, now - Date.parse(iso)))));
   if (report.kept.length > 0) lines.push(`unmerged work kept on ${report.kept.length} branch${report.kept.length === 1 ? '' : 'es'} (look, then merge or delete): ${report.kept.join(', ')}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The questions, or none when the file cannot be read (status only reads; it never fails on it). */
+function readQuestionsQuietly(root: string): Question[] {
+  try {
+    return readQuestions(root);
+  } catch {
+    return [];
+  }
 }
 
 /** Task counts cost a few helper calls (bd …): `--watch` refreshes them less often than the rest. */
@@ -216,7 +234,7 @@ export async function statusCommand(parsed: ParsedArgv, deps: Deps, signal: Abor
       kept = await keptBranches(new Git(root));
       tasksAt = now;
     }
-    const report: StatusReport = { ...state, tasks, kept };
+    const report: StatusReport = { ...state, tasks, kept, questions: readQuestionsQuietly(root) };
     if (json) deps.stdout.write(`${JSON.stringify(report)}\n`);
     else if (watch && tty) deps.stdout.write(`\u001b[H\u001b[2J${formatStatus(report, now, color)}\n(refreshing every second; Ctrl+C to stop)\n`);
     else if (watch) deps.stdout.write(`--- ${dayjs(now).format('YYYY-MM-DD HH:mm:ss')}\n${formatStatus(report, now, color)}`);

@@ -22,7 +22,7 @@ export interface OptionSpec {
   configurable?: boolean;
 }
 
-export const COMMANDS = ['run', 'init', 'resume', 'status', 'report', 'stop', 'pause', 'unpause', 'serve'] as const;
+export const COMMANDS = ['run', 'init', 'resume', 'status', 'report', 'stop', 'pause', 'unpause', 'serve', 'answer'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export const OPTIONS: readonly OptionSpec[] = [
@@ -72,8 +72,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'quiet', short: 'q', kind: 'boolean', group: 'Output', help: 'only iteration summaries and the result' },
   { name: 'verbose', short: 'v', kind: 'boolean', group: 'Output', help: "add the agent's full text" },
   { name: 'watch', kind: 'boolean', group: 'Output', configurable: false, help: "'ralph status': refresh every second until Ctrl+C" },
-  { name: 'notify', kind: 'list', group: 'Notify and serve', arg: 'URL', help: 'POST a message to this webhook on start, end, failures, usage-limit waits, stop and pause (repeatable)' },
-  { name: 'notify-events', kind: 'list', group: 'Notify and serve', arg: 'LIST', defaultText: 'all: start,end,failure,usage-limit,stop,pause', help: 'which events --notify sends (comma-separated)' },
+  { name: 'notify', kind: 'list', group: 'Notify and serve', arg: 'URL', help: "POST a message to this webhook on start, end, failures, usage-limit waits, stop, pause and an agent's question (repeatable)" },
+  { name: 'notify-events', kind: 'list', group: 'Notify and serve', arg: 'LIST', defaultText: 'all: start,end,failure,usage-limit,stop,pause,question', help: 'which events --notify sends (comma-separated)' },
   { name: 'notify-format', kind: 'string', choices: ['generic', 'slack', 'discord', 'ntfy'], group: 'Notify and serve', arg: 'NAME', defaultText: 'from the URL, else generic', help: 'message shape: generic JSON, or what Slack, Discord or ntfy expect' },
   { name: 'notify-timeout', kind: 'duration', group: 'Notify and serve', arg: 'DURATION', defaultText: '5s', help: 'longest wait for a webhook (one retry); the loop never waits for it' },
   { name: 'now', kind: 'boolean', group: 'Notify and serve', configurable: false, help: "'ralph stop': stop the agent at once, like Ctrl+C, instead of after the current iteration" },
@@ -95,9 +95,13 @@ export const COMMAND_FLAGS: Partial<Record<CommandName, readonly string[]>> = {
   unpause: [],
   serve: ['port', 'host'],
   init: ['force', 'json'],
+  answer: [],
 };
 /** Positional words a command takes (the session of `ralph report`); the others take none. */
-export const COMMAND_POSITIONALS: Partial<Record<CommandName, { most: number; what: string }>> = { report: { most: 1, what: 'a session id' } };
+export const COMMAND_POSITIONALS: Partial<Record<CommandName, { most: number; what: string }>> = {
+  report: { most: 1, what: 'a session id' },
+  answer: { most: 2, what: 'the task and the answer, e.g. ralph answer T003 "410"' },
+};
 
 /** The longest duration a timer can wait (2^31 - 1 ms, about 24.8 days); longer ones would fire at once. */
 export const MAX_DURATION_MS = 2 ** 31 - 1;

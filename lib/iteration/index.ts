@@ -11,6 +11,8 @@ import type { Deps } from '../deps.ts';
 import type { EventBus, IterationRecord, ReviewRecord } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Redactor } from '../redact/index.ts';
+import { parseQuestion } from '../questions/parse.ts';
+import { noteQuestions } from '../questions/index.ts';
 import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';
 import type { AgentRoster } from './agent-roster.ts';
@@ -110,6 +112,8 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const answer = finalAnswer(run.transcript);
   const agentText = run.transcript.assistantText || answer;
   const claimedComplete = run.classification.kind === 'ok' && claimsCompletion(answer);
+  // A question counts only in the final answer of a run that ended well, as the completion token does.
+  const question = run.classification.kind === 'ok' ? parseQuestion(answer) : undefined;
 
   // Without gates nothing changes the tree between the agent's end and this read: git works while the
   // source is asked (a failure is awaited, and thrown, below).
@@ -119,10 +123,12 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const vanished = taskCount(before) > 0 && taskCount(after) === 0;
   // A worker answers for its own task only: what else its copy shows done is not its to finish.
   const finished = tasksFinished(before, after).filter((id) => workspace.worker === undefined || id === task.id);
-  const gates = !vanished && run.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration, workspace.cwd) : [];
+  // An agent that stopped to ask a person finished nothing for the gates to judge.
+  const asked = question !== undefined && finished.length === 0;
+  const gates = !vanished && !asked && run.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration, workspace.cwd) : [];
   if (gates.length > 0) bus.emit({ type: 'gates', iteration: info.iteration, results: gates.map((gate) => ({ name: gate.name, passed: gate.passed, durationMs: gate.durationMs })) });
-  const generic = decideOutcome({ agent: run.classification, exhausted: run.exhausted, tasksDone: finished, gatesPassed: gates.length > 0 ? gates.every((gate) => gate.passed) : undefined });
-  const own = source.decideOutcome?.({ task, classification: run.classification, exhausted: run.exhausted, tasksDone: finished, gates, agentText });
+  const generic = decideOutcome({ agent: run.classification, exhausted: run.exhausted, tasksDone: finished, gatesPassed: gates.length > 0 ? gates.every((gate) => gate.passed) : undefined, question });
+  const own = generic.outcome === 'question' ? undefined : source.decideOutcome?.({ task, classification: run.classification, exhausted: run.exhausted, tasksDone: finished, gates, agentText });
   let decided = own ? { outcome: own.kind, reason: own.reason } : generic;
   // A source that settles the task itself (PRD) marks it done only in settle(): count it now.
   let tasksDone = own?.kind === 'pass' && !finished.includes(task.id) ? [...finished, task.id] : finished;
@@ -174,10 +180,11 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     changed: work.headMoved || work.files.length > 0,
     ...agentFields(ctx.roster, run),
     ...(review ? { review } : {}),
+    ...(decided.outcome === 'question' ? { question } : {}),
   };
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
-  const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review };
+  const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review, ...(record.question ? { question: record.question } : {}) };
   // A review may have changed the tree since it was read: then the commit reads it again.
   const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head, ...(unsafe.length > 0 ? { unsafe } : {}), ...(review ? {} : { changed: treeAfter.changed }) });
   // What the next iteration here starts from, without another `git status`: the tree as the agent left it,
@@ -205,6 +212,8 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     record.tasksDone = [];
   }
   if (unsafe.length > 0) record.unsafeCommits = unsafe.map(describeLeftOut);
+  // The task waits for a person from now on (the next snapshot sets it aside); a finished one's questions are done with.
+  noteQuestions(ctx.root, source, clean(record), info, new Date(deps.now()).toISOString(), (message) => bus.emit({ type: 'warning', message }));
   record.durationMs = deps.now() - startedAt;
   return { record, after, run, head: landed.head, vanished, ...(landed.conflict ? { conflict: landed.conflict } : {}) };
 }

@@ -4,8 +4,9 @@ import dayjs from 'dayjs';
 import { formatDuration } from '../duration.ts';
 import type { RunEvent } from '../events.ts';
 import { pullRequestText } from '../pr/lines.ts';
+import { answerCommand } from '../questions/text.ts';
 
-export const NOTIFY_EVENTS = ['start', 'end', 'failure', 'usage-limit', 'stop', 'pause'] as const;
+export const NOTIFY_EVENTS = ['start', 'end', 'failure', 'usage-limit', 'stop', 'pause', 'question'] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 
 export type NoticeLevel = 'info' | 'success' | 'warning' | 'error';
@@ -66,6 +67,14 @@ export function noticeFor(event: RunEvent, at: number, context: NoticeContext): 
     }
     case 'iteration_end': {
       const r = event.record;
+      if (r.outcome === 'question') {
+        return make('question', 'warning', `${r.taskId} waits for your answer`, `iteration ${r.iteration}, ${r.taskId} ${r.taskTitle}: ${r.question ?? ''}\nAnswer with: ${answerCommand(r.taskId)}; the run goes on with other tasks.`, {
+          iteration: r.iteration,
+          taskId: r.taskId,
+          taskTitle: r.taskTitle,
+          question: r.question ?? null,
+        });
+      }
       if (r.outcome !== 'fail') return undefined;
       return make('failure', 'error', `iteration ${r.iteration} failed`, `${r.taskId} ${r.taskTitle}: ${r.reason} (${r.attempts} attempt${r.attempts === 1 ? '' : 's'}, ${formatDuration(r.durationMs)})`, {
         iteration: r.iteration,

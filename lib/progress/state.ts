@@ -1,8 +1,9 @@
 // What a run is doing right now, folded from its events: shared by status.json, the live view and `ralph status`.
-import dayjs from 'dayjs';
-import { formatDuration } from '../duration.ts';
 import type { RunEvent, RunStatus } from '../events.ts';
 import { reviewLine } from '../review-text.ts';
+
+// Moved to their own module; still exported from here for existing importers.
+export { describeState, formatClock, formatCountdown } from './describe.ts';
 
 export type RunState = 'starting' | 'running' | 'reviewing' | 'backing_off' | 'waiting_usage_reset' | 'paused' | 'finished';
 
@@ -11,6 +12,8 @@ export interface RunCounts {
   passed: number;
   failed: number;
   noChange: number;
+  /** Iterations whose agent stopped to ask a person. */
+  questions?: number;
   tasksCompleted: number;
   /** Independent reviews (--review) that approved, and that did not (rejected or failed). */
   reviewsApproved?: number;
@@ -71,6 +74,11 @@ export interface RunStatusFile {
   activeAgent?: string;
   /** --fallback: agents limited, and until when (ISO; null: for the rest of the run). */
   limitedAgents?: Array<{ agent: string; until: string | null; reason: string }>;
+  /**
+   * Questions the agents asked (`<question>` in a final answer) whose tasks wait for a person: those of this
+   * run until their task is worked on again; at the end, every one still open (with the answer once given).
+   */
+  questions?: Array<{ taskId: string; question: string; iteration: number; answer?: string }> | null;
 }
 
 /** How much an event changed: `state` must reach disk at once, `activity` may be throttled. */
@@ -112,7 +120,7 @@ export class RunTracker {
         waitUntil: null,
         waitReason: null,
         lastFailure: null,
-        counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
+        counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, questions: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
         costUsd: 0,
         logDir: event.logDir,
         status: null,
@@ -126,6 +134,7 @@ export class RunTracker {
         lastReview: null,
         pausedSince: null,
         stopRequestedAt: null,
+        questions: [],
       };
       return 'state';
     }
@@ -142,6 +151,8 @@ export class RunTracker {
         s.maxIterations = event.maxIterations;
         s.attempt = 1;
         s.task = { id: event.task.id, title: event.task.title };
+        // Taken again: its question was answered.
+        if (s.questions) s.questions = s.questions.filter((item) => item.taskId !== event.task.id);
         if (event.worker !== undefined) {
           const others = (s.workers ?? []).filter((item) => item.worker !== event.worker);
           s.workers = [...others, { worker: event.worker, iteration: event.iteration, task: s.task, startedAt: iso(at) }].sort((a, b) => a.worker - b.worker);
@@ -215,7 +226,10 @@ export class RunTracker {
         s.counts.iterations += 1;
         if (record.outcome === 'pass') s.counts.passed += 1;
         else if (record.outcome === 'fail') s.counts.failed += 1;
-        else s.counts.noChange += 1;
+        else if (record.outcome === 'question') {
+          s.counts.questions = (s.counts.questions ?? 0) + 1;
+          s.questions = [...(s.questions ?? []), { taskId: record.taskId, question: record.question ?? '', iteration: record.iteration }];
+        } else s.counts.noChange += 1;
         s.counts.tasksCompleted += record.tasksDone.length;
         this.endedCostUsd += record.costUsd;
         s.costUsd = this.endedCostUsd;
@@ -247,6 +261,7 @@ export class RunTracker {
         s.tasksRemaining = summary.tasksRemaining;
         if (s.workers) s.workers = [];
         s.skippedTaskIds = summary.skippedTaskIds ?? [];
+        if (summary.questions) s.questions = summary.questions.map((item) => ({ taskId: item.taskId, question: item.question, iteration: item.iteration, ...(item.answer === undefined ? {} : { answer: item.answer }) }));
         s.counts.iterations = Math.max(s.counts.iterations, summary.iterations);
         s.counts.tasksCompleted = Math.max(s.counts.tasksCompleted, summary.tasksCompleted);
         s.costUsd = Math.max(s.costUsd, summary.costUsd);
@@ -259,57 +274,5 @@ export class RunTracker {
     s.state = 'running';
     s.waitUntil = null;
     s.waitReason = null;
-  }
-}
-
-/** A countdown for people: whole seconds under a minute (`4s`), else `3m 05s`, `2h 10m`. */
-export function formatCountdown(ms: number): string {
-  if (ms <= 0) return '0s';
-  if (ms < 60_000) return `${Math.ceil(ms / 1000)}s`;
-  return formatDuration(ms);
-}
-
-/** A wall-clock time: `HH:mm:ss` today, with the date when it is another day. */
-export function formatClock(at: number, now: number): string {
-  return dayjs(at).isSame(dayjs(now), 'day') ? dayjs(at).format('HH:mm:ss') : dayjs(at).format('YYYY-MM-DD HH:mm:ss');
-}
-
-type Described = Pick<RunStatusFile, 'state' | 'waitUntil' | 'attempt' | 'status' | 'exitCode'> & { reviewer?: string | null } & Partial<Pick<RunStatusFile, 'pausedSince' | 'stopRequestedAt'>>;
-
-/**
- * The state in words, with the wait's end and countdown: `backing off until 12:03:04 (4s)`, then what
- * was asked from another terminal: `paused since 12:03:04`, `stopping after this iteration`.
- */
-export function describeState(status: Described, now: number): string {
-  const base = describeBaseState(status, now);
-  if (status.state === 'finished') return base;
-  const paused = status.pausedSince ? Date.parse(status.pausedSince) : NaN;
-  const extra: string[] = [];
-  if (status.stopRequestedAt) extra.push(status.state === 'paused' ? 'stopping' : 'stopping after this iteration');
-  else if (Number.isFinite(paused) && status.state !== 'paused') extra.push(`paused since ${formatClock(paused, now)}: no new iteration starts`);
-  return extra.length > 0 ? `${base}; ${extra.join('; ')}` : base;
-}
-
-function describeBaseState(status: Described, now: number): string {
-  const until = status.waitUntil ? Date.parse(status.waitUntil) : NaN;
-  switch (status.state) {
-    case 'starting':
-      return 'starting';
-    case 'running':
-      return status.attempt > 1 ? `running (attempt ${status.attempt})` : 'running';
-    case 'reviewing':
-      return `reviewing${status.reviewer ? ` with ${status.reviewer}` : ''}${status.attempt > 1 ? ` (attempt ${status.attempt})` : ''}`;
-    case 'backing_off':
-      if (!Number.isFinite(until) || until <= now) return `retrying (attempt ${status.attempt})`;
-      return `backing off until ${formatClock(until, now)} (${formatCountdown(until - now)})`;
-    case 'waiting_usage_reset':
-      if (!Number.isFinite(until) || until <= now) return 'usage limit reset: resuming';
-      return `waiting for usage reset until ${formatClock(until, now)} (${formatCountdown(until - now)})`;
-    case 'paused': {
-      const since = status.pausedSince ? Date.parse(status.pausedSince) : NaN;
-      return Number.isFinite(since) ? `paused since ${formatClock(since, now)} (ralph unpause goes on)` : 'paused';
-    }
-    case 'finished':
-      return `finished: ${status.status ?? 'unknown'}${status.exitCode === null ? '' : ` (exit ${status.exitCode})`}`;
   }
 }

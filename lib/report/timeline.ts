@@ -4,7 +4,7 @@ import type { IterationOutcome, IterationRecord } from '../events.ts';
 import { escapeHtml } from './escape.ts';
 import { formatCost, outcomeText } from './totals.ts';
 
-export const OUTCOME_COLOUR: Record<IterationOutcome, string> = { pass: '#2da44e', fail: '#d1242f', no_change: '#d4a72c' };
+export const OUTCOME_COLOUR: Record<IterationOutcome, string> = { pass: '#2da44e', fail: '#d1242f', no_change: '#d4a72c', question: '#8250df' };
 
 const WIDTH = 1000;
 const LEFT = 56;

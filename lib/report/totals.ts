@@ -10,6 +10,8 @@ export interface ReportTotals {
   passed: number;
   failed: number;
   noChange: number;
+  /** Iterations whose agent stopped to ask a person. */
+  questions: number;
   attempts: number;
   tasksCompleted: number;
   tasksRemaining: number;
@@ -31,6 +33,7 @@ export function reportTotals(summary: RunSummary): ReportTotals {
     passed: count('pass'),
     failed: count('fail'),
     noChange: count('no_change'),
+    questions: count('question'),
     attempts: sum((record) => record.attempts),
     tasksCompleted: summary.tasksCompleted,
     tasksRemaining: summary.tasksRemaining,
@@ -61,7 +64,7 @@ export function reviewCell(record: IterationRecord): string {
   return record.review ? `${reviewLine(record.review)}, ${formatCost(record.review.costUsd)}` : '—';
 }
 
-export const OUTCOME_LABEL: Record<IterationOutcome, string> = { pass: 'pass', fail: 'fail', no_change: 'no change' };
+export const OUTCOME_LABEL: Record<IterationOutcome, string> = { pass: 'pass', fail: 'fail', no_change: 'no change', question: 'question' };
 
 /** `$0.0021`; four decimals because single agent runs often cost fractions of a cent. */
 export function formatCost(usd: number): string {
@@ -93,7 +96,7 @@ export function filesSummary(files: readonly string[], shown = 3): string {
 /** `pass`, `pass after 2 attempts`, `fail: reason`. */
 export function outcomeText(record: IterationRecord): string {
   const attempts = record.attempts > 1 ? ` after ${record.attempts} attempts` : '';
-  const reason = record.outcome === 'pass' || !record.reason ? '' : `: ${record.reason}`;
+  const reason = record.outcome === 'question' && record.question !== undefined ? `: ${record.question}` : record.outcome === 'pass' || !record.reason ? '' : `: ${record.reason}`;
   return `${OUTCOME_LABEL[record.outcome] ?? record.outcome}${attempts}${reason}`;
 }
 
@@ -129,4 +132,32 @@ export function convergeText(converge: NonNullable<RunSummary['converge']>): str
 /** --pr in the report: the pull request, and what is not pushed when something is not. */
 function pullRequestFacts(pr: NonNullable<RunSummary['pr']>): Array<[string, string]> {
   return [['pull request', pullRequestText(pr)], ...(pr.pushed || !pr.notPushed ? [] : [['not pushed', `${pr.notPushed} (${pr.target})`] as [string, string]])];
+}
+
+/** One row of a report's Questions section: a question of this run, or one of an earlier run still open. */
+export interface QuestionRow {
+  taskId: string;
+  taskTitle: string;
+  iteration: number;
+  question: string;
+  /** `waiting for an answer: ralph answer T002 "…"`, `answered: 410`, `answered; the task is done`. */
+  state: string;
+}
+
+/** The Questions section: this run's questions in order, then those of earlier runs still open. */
+export function questionRows(summary: RunSummary): QuestionRow[] {
+  const open = summary.questions ?? [];
+  const stateOf = (taskId: string, iteration: number): string => {
+    const found = open.find((item) => item.taskId === taskId && item.iteration === iteration);
+    if (!found) return 'answered; the task was worked on since';
+    return found.answer === undefined ? `waiting for an answer: ralph answer ${taskId} "…"` : `answered: ${found.answer}`;
+  };
+  const asked = summary.records.filter((record) => record.outcome === 'question' && record.question !== undefined);
+  const rows = asked.map((record) => ({ taskId: record.taskId, taskTitle: record.taskTitle, iteration: record.iteration, question: record.question!, state: stateOf(record.taskId, record.iteration) }));
+  for (const item of open) {
+    if (!asked.some((record) => record.taskId === item.taskId && record.iteration === item.iteration)) {
+      rows.push({ taskId: item.taskId, taskTitle: item.taskTitle, iteration: item.iteration, question: item.question, state: `${stateOf(item.taskId, item.iteration)} (asked by an earlier run)` });
+    }
+  }
+  return rows;
 }

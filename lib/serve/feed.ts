@@ -7,6 +7,7 @@ import { eventsPath } from '../progress/event-log.ts';
 import type { RunStatusFile, WorkerStatus } from '../progress/state.ts';
 import { readStatusFile, statusPath } from '../progress/status-file.ts';
 import { reportsDir } from '../report/index.ts';
+import { QUESTIONS_FILE, readQuestions, type Question } from '../questions/store.ts';
 import { emptyModel, foldLine, parseLine, type LiveModel } from './model.ts';
 import { lastSessionOffset, LineTail } from './tail.ts';
 
@@ -28,8 +29,10 @@ export interface PageState {
   /** The workers' iterations under way, when a run has several (status.json's `workers`). */
   workers: WorkerStatus[] | null;
   reports: ReportLink[];
-  /** Whether the page may offer pause and stop buttons. */
+  /** Whether the page may offer pause and stop buttons (and answer boxes). */
   control: boolean;
+  /** The agents' questions: waiting for an answer, or answered and not yet worked on. */
+  questions: Question[];
 }
 
 const MAX_REPORTS = 30;
@@ -70,6 +73,8 @@ export class LiveFeed {
   private statusKey = '';
   private reportsKey = '';
   private reports: ReportLink[] = [];
+  private questionsKey = '';
+  private questions: Question[] = [];
   private alive = false;
   private version = 0;
 
@@ -113,6 +118,16 @@ export class LiveFeed {
       this.reports = listReports(this.root);
       changed = true;
     }
+    const questionsKey = statKey(path.join(this.root, QUESTIONS_FILE));
+    if (questionsKey !== this.questionsKey) {
+      this.questionsKey = questionsKey;
+      try {
+        this.questions = readQuestions(this.root);
+      } catch {
+        this.questions = [];
+      }
+      changed = true;
+    }
     const lock = inspectLock(this.root, this.now());
     const alive = lock.held && this.model.session !== null && lock.info?.pid === this.model.session.pid && this.model.end === null;
     if (alive !== this.alive) {
@@ -135,6 +150,7 @@ export class LiveFeed {
       workers: status?.state === 'finished' ? null : (status?.workers ?? null),
       reports: this.reports,
       control: this.options.control,
+      questions: this.questions,
     };
   }
 
@@ -144,6 +160,7 @@ export class LiveFeed {
     this.tail.seek(lastSessionOffset(eventsPath(this.root)));
     this.statusKey = '';
     this.reportsKey = '';
+    this.questionsKey = '';
     // Catch up in bounded reads.
     for (let read = this.tail.read(); read.lines.length > 0; read = this.tail.read()) {
       for (const text of read.lines) {

@@ -1,13 +1,15 @@
 // `ralph serve`: a small node:http server for the live page. GET / (the page, everything inline, no
 // network beyond this server), GET /events (server-sent events: the whole state on each change),
 // GET /api/state, GET /reports/<file>; POST /api/control (pause, unpause, stop) through the same
-// channel as `ralph stop`, only when bound to loopback, only with the page's token and a local Host.
+// channel as `ralph stop`, and POST /api/answer (`{"task": "T003", "answer": "410"}`) as `ralph answer`
+// does: only when bound to loopback, only with the page's token and a local Host.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { requestControl, type ControlAction } from '../control/request.ts';
+import { answerQuestion, ANSWER_MAX_CHARS } from '../questions/answer.ts';
 import { reportsDir } from '../report/index.ts';
 import { LiveFeed } from './feed.ts';
 import { renderPage } from './page.ts';
@@ -88,11 +90,13 @@ export async function startServer(options: ServeOptions): Promise<LiveServer> {
         return send(response, 404, 'text/plain; charset=utf-8', 'no such report\n');
       }
     }
-    if (request.method === 'POST' && url.pathname === '/api/control') return handleControl(request, response);
+    if (request.method === 'POST' && url.pathname === '/api/control') return handlePost(request, response, 1024, (data) => steer(data));
+    if (request.method === 'POST' && url.pathname === '/api/answer') return handlePost(request, response, 4 * ANSWER_MAX_CHARS, (data) => answer(data));
     return send(response, 404, 'text/plain; charset=utf-8', 'not found\n');
   });
 
-  const handleControl = (request: http.IncomingMessage, response: http.ServerResponse): void => {
+  /** A POST of the page: loopback only, with the page's token, a small JSON body; `act` answers it. */
+  const handlePost = (request: http.IncomingMessage, response: http.ServerResponse, limit: number, act: (data: Record<string, unknown>) => { status: number; body: unknown }): void => {
     const json = (status: number, data: unknown): void => send(response, status, 'application/json', JSON.stringify(data));
     if (!control) return json(403, { ok: false, message: 'this page is read-only (ralph serve listens beyond loopback)' });
     if (request.headers['x-ralph-token'] !== token) return json(403, { ok: false, message: 'missing or wrong page token: reload the page' });
@@ -100,19 +104,32 @@ export async function startServer(options: ServeOptions): Promise<LiveServer> {
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => {
       body += chunk;
-      if (body.length > 1024) request.destroy();
+      if (body.length > limit) request.destroy();
     });
     request.on('end', () => {
-      let action: unknown;
+      let data: unknown;
       try {
-        action = (JSON.parse(body) as { action?: unknown }).action;
+        data = JSON.parse(body);
       } catch {
-        action = undefined;
+        data = undefined;
       }
-      if (!ACTIONS.includes(action as ControlAction)) return json(400, { ok: false, message: `expected {"action": ${ACTIONS.map((name) => `"${name}"`).join(' | ')}}` });
-      const result = requestControl(options.root, action as ControlAction, { by: `ralph serve (PID ${process.pid})` });
-      json(result.exitCode === 0 ? 200 : 409, { ok: result.exitCode === 0, message: result.message });
+      const answer = act(typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {});
+      json(answer.status, answer.body);
     });
+  };
+
+  const steer = (data: Record<string, unknown>): { status: number; body: unknown } => {
+    const action = data.action;
+    if (!ACTIONS.includes(action as ControlAction)) return { status: 400, body: { ok: false, message: `expected {"action": ${ACTIONS.map((name) => `"${name}"`).join(' | ')}}` } };
+    const result = requestControl(options.root, action as ControlAction, { by: `ralph serve (PID ${process.pid})` });
+    return { status: result.exitCode === 0 ? 200 : 409, body: { ok: result.exitCode === 0, message: result.message } };
+  };
+
+  // Answering needs no run in progress: the next run (or the running one) takes the task again.
+  const answer = (data: Record<string, unknown>): { status: number; body: unknown } => {
+    if (typeof data.task !== 'string' || typeof data.answer !== 'string') return { status: 400, body: { ok: false, message: 'expected {"task": "T003", "answer": "…"}' } };
+    const result = answerQuestion(options.root, data.task, data.answer, { by: `ralph serve (PID ${process.pid})`, now: Date.now() });
+    return { status: result.exitCode === 0 ? 200 : 409, body: { ok: result.exitCode === 0, message: result.message } };
   };
 
   await new Promise<void>((resolve, reject) => {

@@ -54,8 +54,12 @@ function lastReasons(records: readonly BreakerRecord[], count = 2): string {
   return reasons.join('; ') || 'none given';
 }
 
-/** Whether the loop goes on, from this session's records (oldest first) and the limits. */
-export function decideBreaker(records: readonly BreakerRecord[], limits: BreakerLimits, words: TaskWords = { task: 'task', finished: 'finished' }): BreakerDecision {
+/**
+ * Whether the loop goes on, from this session's records (oldest first) and the limits. An iteration whose
+ * agent asked a person a question is left out: neither progress nor a dead loop, and it breaks no run.
+ */
+export function decideBreaker(all: readonly BreakerRecord[], limits: BreakerLimits, words: TaskWords = { task: 'task', finished: 'finished' }): BreakerDecision {
+  const records = all.filter((record) => record.outcome !== 'question');
   if (limits.noProgress > 0 && records.length >= limits.noProgress) {
     const window = records.slice(-limits.noProgress);
     if (window.every((record) => !progressed(record))) {

@@ -24,6 +24,7 @@ import { newSessionId } from './id.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
 import type { Handover } from '../pr/index.ts';
+import { questionsAtStart, questionSummaries } from '../questions/index.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
 export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSignal: AbortSignal): Promise<number> {
@@ -58,6 +59,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   let roster: AgentRoster | undefined;
   const sessionId = newSessionId(startedAt);
 
+  // The questions of the run's tasks still open as it ends (waiting, or answered and not yet worked on).
+  const questionsField = (): Partial<RunSummary> => {
+    const questions = prepared ? questionSummaries(prepared.root, prepared.source) : [];
+    return questions.length > 0 ? { questions } : {};
+  };
   const summarize = (status: RunSummary['status'], exitCode: number, message: string, partial?: Partial<RunSummary>): RunSummary => {
     const endedAt = deps.now();
     return {
@@ -79,6 +85,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       records,
       ...(roster ? { agents: agentTotals(records, roster) } : {}),
       ...partial,
+      ...questionsField(),
       success: exitCode === 0,
       completedCount: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
       failedCount: records.filter((item) => item.outcome === 'fail').length,
@@ -149,6 +156,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       const orphan = await stopOrphanedAgent(root, config.killGrace);
       if (orphan) warn(orphan);
       for (const message of await source.recover()) warn(message);
+      // Tasks whose question waits for an answer are set aside from the start; answered ones go again.
+      for (const note of await questionsAtStart(root, source, new Date(deps.now()).toISOString())) bus.emit(note.warning ? { type: 'warning', message: note.message } : { type: 'info', message: note.message });
       // Worktrees a killed parallel run left: unmerged work to kept branches, the rest removed.
       for (const message of await new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles())) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);

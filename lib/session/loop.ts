@@ -27,6 +27,7 @@ import { Worktrees } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
+import { describeWaiting } from '../questions/index.ts';
 
 export interface LoopContext {
   root: string;
@@ -70,10 +71,7 @@ export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs'
 type Ended = { slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown };
 
 /** A task that conflicted when merged back: it runs again on a fresh base, alone after a second conflict. */
-interface Rerun {
-  task: Task;
-  conflicts: number;
-}
+type Rerun = { task: Task; conflicts: number };
 
 /** The loop: snapshot, decide, start iterations on idle workers, record each as it ends; until done or a limit. */
 export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
@@ -275,7 +273,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
             const what = ctx.records.length === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
             return finish('completed', ExitCode.complete, `${what}${skipped}`, before);
           }
-          if (next.kind === 'stuck') return finish('failed', ExitCode.failure, source.explainStuck(before), before);
+          if (next.kind === 'stuck' || next.kind === 'waiting') return finish('failed', ExitCode.failure, next.kind === 'stuck' ? source.explainStuck(before) : describeWaiting(ctx.root, source, before), before);
           if (next.kind === 'limit') return finish('limit_reached', ExitCode.limit, `${describeLimit()} with ${describeTasksLeft(before.remaining.length, before.skipped?.map((task) => task.id))}`, before);
         }
         while (idle.length > 0 && mayStart()) {

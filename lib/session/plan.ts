@@ -10,6 +10,7 @@ import type { LockState } from '../lock.ts';
 import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
 import type { BreakerLimits } from './breaker.ts';
+import { describeWaiting } from '../questions/index.ts';
 
 /** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
 export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {
@@ -23,6 +24,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   out.push(`commits: ${COMMIT_MODES[prepared.commitMode]}`, ...commitNotes.map((note) => `note: ${note}`));
   let ready: Array<{ id: string; title: string }> = [];
   let remaining = 0;
+  let waiting: string[] = [];
   let prompt: string | undefined;
   const workers: Array<{ worker: number; task: { id: string; title: string } }> = [];
   if (problems.length === 0) {
@@ -30,7 +32,9 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       const snapshot = await source.snapshot();
       ready = snapshot.ready;
       remaining = snapshot.remaining.length;
-      out.push(`tasks: ${snapshot.done.length} done, ${remaining} remaining, ${ready.length} ready`);
+      waiting = (snapshot.waiting ?? []).map((task) => task.id);
+      // A task whose question waits for an answer is set aside, as the run would.
+      out.push(`tasks: ${snapshot.done.length} done, ${remaining} remaining, ${ready.length} ready${waiting.length > 0 ? `, ${waiting.length} waiting for an answer to its question (${waiting.join(', ')}; ralph answer lists them)` : ''}`);
       if (ready.length > 0) {
         out.push('ready, in order:');
         ready.forEach((task, index) => out.push(`  ${index + 1}. ${task.id} ${task.title}`));
@@ -48,7 +52,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
         prompt = await source.prompt(firstTask, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run', ...(config.parallel > 1 ? { worker: 1 } : {}) });
         if (config.parallel === 1) prompt = withUserWorkNote(prompt, startChanged.filter((file) => !isRalphFile(file)), source.workers.stateFiles());
       } else if (remaining > 0) {
-        problems.push(source.explainStuck(snapshot));
+        problems.push(waiting.length > 0 ? describeWaiting(root, source, snapshot) : source.explainStuck(snapshot));
       } else {
         out.push('nothing to do: every task is complete');
       }
@@ -105,7 +109,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(waiting.length > 0 ? { waiting } : {}), ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }

@@ -5,6 +5,8 @@ import { Bd, type BdIssue } from './bd.ts';
 import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from './beads-state.ts';
 import { claimForWorker, createBeadsWorkers, WORKER_ACTOR, workerPrompt } from './beads-workers.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from './types.ts';
+import { readQuestions, questionsOf, type Question } from '../questions/store.ts';
+import { answersBlock, quoted } from '../questions/text.ts';
 
 export { isClosed } from './beads-state.ts';
 
@@ -42,6 +44,23 @@ export function withReviewNotes(prompt: string, notes: ReadonlyArray<{ id: strin
 }
 
 /**
+ * The prompt with what /sp:next must know about questions: the beads waiting for a person's answer (to be
+ * left alone: /sp:next picks from bd ready, which still lists them) and the answers to the bead's questions.
+ */
+export function withQuestionNotes(prompt: string, questions: readonly Question[], taskId: string | undefined): string {
+  const waiting = questions.filter((item) => item.answer === undefined);
+  const answered = questions.filter((item) => item.answer !== undefined && (taskId === undefined || item.taskId === taskId));
+  const parts: string[] = [];
+  if (waiting.length > 0) {
+    parts.push(`ralph set these beads aside until a person answers the question an earlier iteration asked about each; do not work on them, claim them or close them:\n${waiting.map((item) => `- ${item.taskId} "${item.taskTitle}": ${quoted(item.question)}`).join('\n')}`);
+  }
+  for (const id of new Set(answered.map((item) => item.taskId))) {
+    parts.push(`Bead ${id}: ${answersBlock(answered.filter((item) => item.taskId === id))}`);
+  }
+  return parts.length === 0 ? prompt : `${prompt}\n\n${parts.join('\n\n')}\n`;
+}
+
+/**
  * Beads mode: the epic named by the branch (or --epic), its ready children, through the bd CLI only.
  * Steady state costs two bd calls an iteration: `bd ready` before it, `bd list` after it (beads-state.ts).
  */
@@ -74,13 +93,20 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     return warnings;
   };
 
+  // Questions are kept per epic; a bead waiting for an answer is never ready (bd ready still lists it).
+  const scope = (): string => epic?.id ?? ctx.config.epic ?? '';
+  const questions = (): Question[] => questionsOf(readQuestions(ctx.root), 'beads', scope());
   const build = (ready: BdIssue[]): Snapshot => {
     // A rejected bead closed again carries no note any more (a new rejection sets one again).
     for (const issue of state.children) if (isClosed(issue)) rejected.delete(issue.id);
+    const asked = new Set(questions().filter((item) => item.answer === undefined).map((item) => item.taskId));
+    const remaining = state.children.filter((issue) => !isClosed(issue)).map(toTask);
+    const waiting = remaining.filter((task) => asked.has(task.id));
     return {
-      ready: ready.map(toTask),
-      remaining: state.children.filter((issue) => !isClosed(issue)).map(toTask),
+      ready: ready.filter((issue) => !asked.has(issue.id)).map(toTask),
+      remaining,
       done: state.children.filter(isClosed).map(toTask),
+      ...(waiting.length > 0 ? { waiting } : {}),
     };
   };
 
@@ -90,6 +116,7 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
 
     describe: () => (epic ? `epic ${epic.id} "${epic.title}"` : 'beads epic (unresolved)'),
     title: () => epic?.title,
+    scope,
 
     async check() {
       const problems: string[] = [];
@@ -164,7 +191,10 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     async prompt(task: Task, info: IterationInfo) {
       const prompt = ctx.config.prompt ?? DEFAULT_BEADS_PROMPT;
       const notes = [...rejected].map(([id, note]) => ({ id, ...note }));
-      return withReviewNotes(info.worker === undefined ? prompt : workerPrompt(prompt, task, info.worker), notes);
+      const open = new Set(state.children.filter((issue) => !isClosed(issue)).map((issue) => issue.id));
+      const asked = questions().filter((item) => open.has(item.taskId));
+      // One agent: /sp:next picks the bead, so every answered bead's answers go along; a worker's only its own.
+      return withQuestionNotes(withReviewNotes(info.worker === undefined ? prompt : workerPrompt(prompt, task, info.worker), notes), asked, info.worker === undefined ? undefined : task.id);
     },
 
     words: { task: 'bead', finished: 'closed' },

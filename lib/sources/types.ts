@@ -27,6 +27,8 @@ export interface Snapshot {
   done: Task[];
   /** Tasks the source set aside (e.g. skipped after repeated failures): never ready, and still open, so the run cannot complete while any is listed. */
   skipped?: Task[];
+  /** Tasks whose agent asked a question nobody has answered yet (`.ralph/questions.jsonl`): in `remaining`, never ready. */
+  waiting?: Task[];
 }
 
 export interface IterationInfo {
@@ -43,7 +45,9 @@ export interface IterationInfo {
 export interface IterationResult {
   iteration: number;
   task: Task;
-  kind: 'pass' | 'fail' | 'no_change';
+  /** `question`: the agent asked a person (`question`); neither a failure nor progress, never retried. */
+  kind: 'pass' | 'fail' | 'no_change' | 'question';
+  question?: string;
   reason: string;
   tasksDone: string[];
   filesChanged: string[];
@@ -131,6 +135,11 @@ export interface TaskSource {
   describe(): string;
   /** The feature's name as a title (the pull request of --pr); undefined when the source has none. */
   title?(): string | undefined;
+  /**
+   * What this run works on as a short, stable name (the feature `001-saas`, the prd.json path, the epic id):
+   * questions are kept per source and scope, so a T002 of another feature is another task.
+   */
+  scope(): string;
   /** Every prerequisite problem, as one line each (empty when ready to run). */
   check(): Promise<string[]>;
   /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */

@@ -6,6 +6,7 @@ import { oneLine } from '../agents/common.ts';
 import { reviewLine } from '../review-text.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { pullRequestLines } from '../pr/lines.ts';
+import { answerCommand, quoted } from '../questions/text.ts';
 import { paint, type Colour } from './colour.ts';
 
 export interface ViewOptions {
@@ -162,12 +163,14 @@ export class LineView implements EventSink {
         break;
       case 'iteration_end': {
         const record = event.record;
-        const colour: Colour = record.outcome === 'pass' ? 'green' : record.outcome === 'fail' ? 'red' : 'yellow';
+        const colour: Colour = record.outcome === 'pass' ? 'green' : record.outcome === 'fail' ? 'red' : record.outcome === 'question' ? 'magenta' : 'yellow';
         const outcome = record.outcome === 'no_change' ? 'no change' : record.outcome;
         const done = record.tasksDone.length > 0 ? `, done: ${record.tasksDone.join(' ')}` : '';
         this.workers.delete(record.iteration);
         this.running.delete(record.iteration);
-        this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${record.outcome === 'pass' && !record.converge ? '' : ` (${record.reason})`}`, at, colour);
+        // A question is said as asked (on one line), and how to answer it.
+        const why = record.outcome === 'question' ? `: ${quoted(record.question ?? '', 300)}; set aside until ${answerCommand(record.taskId)}` : record.outcome === 'pass' && !record.converge ? '' : ` (${record.reason})`;
+        this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${why}`, at, colour);
         break;
       }
       case 'session_end': {

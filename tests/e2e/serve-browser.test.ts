@@ -10,6 +10,7 @@ import { launchChromium, type Browser, type Page } from './cdp.ts';
 import { agentCalls, closeStep, FAST, makeSandbox, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 import { decodePng } from './png.ts';
 import { prdProject, report } from './projects.ts';
+import { answeredFor, recordAsked } from '../../lib/questions/store.ts';
 
 const chromium = needsTool('chromium', { bins: ['chromium', 'chromium-browser'] });
 
@@ -236,5 +237,34 @@ describe('ralph serve in a browser', () => {
     const ended = await waitForPage(page, (seen) => seen.badge === 'completed', 'the end');
     expect(ended.workers).toEqual([]);
     expect(ended.rows.map(([, outcome]) => outcome)).toEqual(['pass', 'pass']);
+  }, 120_000);
+
+  it.skipIf(chromium.skip)(chromium.title('lists a question with an answer box; what is typed survives updates; Answer records it'), async () => {
+    const bin = chromium.bin();
+    const box = (sandbox = makeSandbox());
+    recordAsked(box.repo, { source: 'speckit', scope: '001-demo', taskId: 'T002', taskTitle: 'Write greet()', question: 'Should greet() say "Hello" or "Hi"?', iteration: 1, askedAt: new Date().toISOString() });
+    const { serve } = await startServe(box);
+    browser = launchChromium(bin, box.root);
+    const page = await browser.open(serve.output().stdout.trim().split('\n')[0]!, { width: 1200, height: 1000 });
+    const QUESTIONS = `(() => { const section = document.getElementById('questions-section'); if (!section || section.hidden) return null; const box = document.querySelector('#questions textarea'); return { text: document.getElementById('questions').textContent, typed: box ? box.value : null }; })()`;
+    const look = async (check: (seen: { text: string; typed: string | null }) => boolean, what: string) => {
+      let seen: { text: string; typed: string | null } | null = null;
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        seen = await page.evaluate<{ text: string; typed: string | null } | null>(QUESTIONS);
+        if (seen && check(seen)) return seen;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(seen)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    await look((seen) => seen.text.includes('Should greet() say "Hello" or "Hi"?') && seen.typed === '', 'the question and its box');
+    await page.evaluate(`document.querySelector('#questions textarea').value = 'Hello, with a comma'`);
+    // Another question arrives: the list is rebuilt, the answer being typed stays.
+    recordAsked(box.repo, { source: 'speckit', scope: '001-demo', taskId: 'T004', taskTitle: 'Write farewell()', question: 'Bye or goodbye?', iteration: 3, askedAt: new Date().toISOString() });
+    const rebuilt = await look((seen) => seen.text.includes('Bye or goodbye?'), 'the second question');
+    expect(rebuilt.typed).toBe('Hello, with a comma');
+    await page.evaluate(`document.querySelector('#questions button[type=submit]').click()`);
+    await look((seen) => seen.text.includes('answered: Hello, with a comma'), 'the answer shown');
+    expect(answeredFor(box.repo, { source: 'speckit', scope: '001-demo', taskId: 'T002' })).toMatchObject([{ answer: 'Hello, with a comma' }]);
   }, 120_000);
 });

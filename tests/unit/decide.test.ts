@@ -15,6 +15,10 @@ describe('decideNext', () => {
     ['run otherwise', snap(['a'], ['a', 'b']), 2, { kind: 'run' }],
     ['stuck, not complete, when only skipped tasks are left', { ...snap([], [], ['a']), skipped: [task('b', 'skipped')] }, 0, { kind: 'stuck' }],
     ['runs the others while a task is skipped', { ...snap(['c'], ['c'], ['a']), skipped: [task('b', 'skipped')] }, 0, { kind: 'run' }],
+    ['waiting, not stuck, when only tasks waiting for answers are left', { ...snap([], ['b']), waiting: [task('b')] }, 0, { kind: 'waiting' }],
+    ['waiting when the others wait on a task waiting for an answer', { ...snap([], ['b', 'c']), waiting: [task('b')] }, 0, { kind: 'waiting' }],
+    ['waiting before the iteration limit', { ...snap([], ['b']), waiting: [task('b')] }, 3, { kind: 'waiting' }],
+    ['runs the others while a task waits for an answer', { ...snap(['c'], ['b', 'c']), waiting: [task('b')] }, 0, { kind: 'run' }],
   ])('%s', (_name, snapshot, iterations, expected) => {
     expect(decideNext(snapshot, { iterations, costUsd: 0 }, limits)).toEqual(expected);
   });
@@ -34,6 +38,13 @@ describe('decideOutcome', () => {
     expect(decideOutcome({ agent: { kind: 'transient', reason: '429' }, exhausted: true, tasksDone: [] })).toEqual({ outcome: 'fail', reason: 'agent still failing after retries: 429' });
     expect(decideOutcome({ agent: { kind: 'timeout', reason: 'idle' }, exhausted: false, tasksDone: ['a'] }).outcome).toBe('fail');
     expect(decideOutcome({ agent: { kind: 'ok' }, exhausted: false, tasksDone: ['a'], gatesPassed: false }).outcome).toBe('fail');
+  });
+
+  it('an agent that ended well, finished nothing and asked a question asked: neither fail nor no change', () => {
+    expect(decideOutcome({ agent: { kind: 'ok' }, exhausted: false, tasksDone: [], question: '404 or 410?' })).toEqual({ outcome: 'question', reason: 'asked: 404 or 410?' });
+    // A finished task wins over a question; a failed run is a failure whatever it said.
+    expect(decideOutcome({ agent: { kind: 'ok' }, exhausted: false, tasksDone: ['a'], question: '404 or 410?' }).outcome).toBe('pass');
+    expect(decideOutcome({ agent: { kind: 'transient', reason: '500' }, exhausted: true, tasksDone: [], question: '404 or 410?' }).outcome).toBe('fail');
   });
 
   it('lists the tasks finished between two snapshots', () => {

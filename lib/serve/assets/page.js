@@ -30,7 +30,7 @@
   const clock = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour12: false }) : '');
   const money = (usd) => `$${(usd || 0).toFixed(usd >= 1 ? 2 : 4)}`;
   const count = (n) => (n || 0).toLocaleString('en-US');
-  const outcomeText = { pass: 'pass', fail: 'fail', no_change: 'no change', running: 'running', interrupted: 'interrupted' };
+  const outcomeText = { pass: 'pass', fail: 'fail', no_change: 'no change', question: 'question', running: 'running', interrupted: 'interrupted' };
 
   function badge() {
     const m = state.model;
@@ -118,6 +118,7 @@
       ['passed', by('pass')],
       ['failed', by('fail')],
       ['no change', by('no_change')],
+      ['questions', by('question')],
       ['cost', money(sum('costUsd'))],
       ['tokens in / out', `${count(sum('inputTokens'))} / ${count(sum('outputTokens'))}`],
       ['elapsed', m.session ? el('span', { 'data-since': m.session.startedAt, 'data-end': m.end ? m.end.endedAt : '' }, duration(end - Date.parse(m.session.startedAt))) : '—'],
@@ -158,6 +159,45 @@
     if (atBottom) list.scrollTop = list.scrollHeight;
   }
 
+  // Rebuilt only when the questions change, and then with what was typed kept: an answer being written
+  // survives every update.
+  let questionsKey = null;
+  function renderQuestions() {
+    const questions = state.questions || [];
+    const key = JSON.stringify([state.control, questions.map((item) => [item.scope, item.taskId, item.askedAt, item.answer || null])]);
+    if (key === questionsKey) return;
+    questionsKey = key;
+    const typed = new Map([...document.querySelectorAll('#questions textarea')].map((box) => [box.getAttribute('data-key'), box.value]));
+    $('questions-section').hidden = questions.length === 0;
+    $('questions').replaceChildren(
+      ...questions.map((item) => {
+        const head = el('div', {}, el('code', {}, item.taskId), ` ${item.taskTitle} · iteration ${item.iteration} · asked ${clock(item.askedAt)}`);
+        const ask = el('div', { class: 'ask' }, item.question);
+        if (item.answer !== undefined) return el('li', { 'data-task': item.taskId }, head, ask, el('div', { class: 'sub' }, `answered: ${item.answer} (the next iteration on ${item.taskId} gets it)`));
+        if (!state.control) return el('li', { 'data-task': item.taskId }, head, ask, el('div', { class: 'sub' }, `waiting for an answer: ralph answer ${item.taskId} "…"`));
+        const box = el('textarea', { 'aria-label': `answer to ${item.taskId}`, 'data-key': `${item.scope}/${item.taskId}/${item.askedAt}` });
+        box.value = typed.get(box.getAttribute('data-key')) || '';
+        const said = el('span', { class: 'sub' }, '');
+        const form = el('form', {}, box, el('button', { type: 'submit' }, 'Answer'), said);
+        form.addEventListener('submit', (event) => {
+          event.preventDefault();
+          answer(`${item.scope}/${item.taskId}`, box.value, said);
+        });
+        return el('li', { 'data-task': item.taskId }, head, ask, form);
+      }),
+    );
+  }
+
+  async function answer(task, text, said) {
+    said.textContent = '…';
+    try {
+      const response = await fetch('api/answer', { method: 'POST', headers: { 'content-type': 'application/json', 'x-ralph-token': token }, body: JSON.stringify({ task, answer: text }) });
+      said.textContent = (await response.json()).message;
+    } catch (error) {
+      said.textContent = `could not reach ralph serve: ${error.message}`;
+    }
+  }
+
   function renderReports() {
     const reports = state.reports;
     if (reports.length === 0) return $('reports').replaceChildren(el('li', { class: 'sub' }, 'none yet: a report is written when a run ends'));
@@ -182,6 +222,7 @@
   function render() {
     renderHeader();
     renderNow();
+    renderQuestions();
     renderWorkers();
     renderCards();
     renderTimeline();

@@ -29,8 +29,8 @@ export interface QualityMetrics {
   reported: Array<{ name: string; passed: boolean; detail?: string }>;
 }
 
-/** `interrupted`: written by recovery for an iteration a crash or kill cut short. */
-export type CompletionStatus = 'completed' | 'failed' | 'partial' | 'interrupted';
+/** `interrupted`: written by recovery for an iteration a crash or kill cut short; `question`: the agent asked a person. */
+export type CompletionStatus = 'completed' | 'failed' | 'partial' | 'interrupted' | 'question';
 
 export interface HistoryRecord {
   iterationNumber: number;
@@ -56,6 +56,8 @@ export interface HistoryRecord {
   contextLoss?: string[];
   /** The independent review of the iteration (--review): verdict, reasons, cost and tokens. */
   review?: ReviewRecord;
+  /** What the agent asked a person (completionStatus `question`). */
+  question?: string;
 }
 
 export function historyDir(root: string): string {

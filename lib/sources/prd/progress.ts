@@ -135,6 +135,8 @@ export interface ProgressEntry {
   gates?: string;
   /** The independent review in one line. */
   review?: string;
+  /** What the agent asked a person. */
+  question?: string;
   summary?: string;
   changes?: string[];
   commit?: string;
@@ -154,6 +156,7 @@ export function formatProgressEntry(entry: ProgressEntry): string {
     `## ${dayjs(entry.now).format('YYYY-MM-DD HH:mm')} - ${entry.taskId} - iteration ${entry.iteration}: ${entry.status}`,
     // One line each: a newline in a title or reason must not start a line that reads as a heading.
     `Task: ${entry.taskId} ${flat(entry.taskTitle)}`,
+    ...(entry.question ? [`Question: ${flat(entry.question)}`] : []),
     ...(entry.reason ? [`Reason: ${flat(entry.reason)}`] : []),
     ...(entry.gates ? [`Gates: ${entry.gates}`] : []),
     ...(entry.review ? [`Review: ${flat(entry.review)}`] : []),

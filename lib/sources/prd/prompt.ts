@@ -27,6 +27,8 @@ export interface PrdPromptInput {
   sourcePath?: string;
   /** --prompt text, added as extra instructions. */
   extra?: string;
+  /** This task's answered questions, as lib/questions/text.ts words them. */
+  answers?: string;
 }
 
 /** The prompt for one iteration (pure). */
@@ -36,7 +38,7 @@ export function buildPrdPrompt(input: PrdPromptInput): string {
   const source = input.sourcePath
     ? `\n\nThe rulebook task folder \`${input.sourcePath}/\` (proposal.md, tasks.md, specs/) has the full context; tick the tasks.md items you finish.`
     : '';
-  const previous = item.lastError ? `\n\nAn earlier attempt failed (${item.attempts} so far): ${item.lastError}` : '';
+  const previous = `${item.lastError ? `\n\nAn earlier attempt failed (${item.attempts} so far): ${item.lastError}` : ''}${input.answers ? `\n\n${input.answers}` : ''}`;
   const gates = input.gates.length > 0 ? input.gates.map((gate) => `   - ${gate.name}: \`${gate.command}\``).join('\n') : '   - (none configured: run the checks this project uses)';
   const rendered = renderTemplate(input.template, {
     iteration: String(input.iteration),

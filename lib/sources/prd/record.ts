@@ -91,6 +91,7 @@ export function settleIteration(recorder: Recorder, doc: PrdDocument, result: It
   if (item) {
     if (result.kind === 'pass') updateItem(doc, item, { status: 'completed', completedAt: new Date(now).toISOString(), lastError: undefined });
     else if (result.kind === 'fail') updateItem(doc, item, { status: 'blocked', attempts: item.attempts + 1, lastError: error });
+    // A question is no failed attempt: the task stays pending, set aside by the question until answered.
     else updateItem(doc, item, { status: 'pending' });
     writePrd(doc);
   } else {
@@ -101,7 +102,8 @@ export function settleIteration(recorder: Recorder, doc: PrdDocument, result: It
     ? `Iteration ${info.iteration} failed on ${result.task.id}: ${error}. ${item && item.attempts + 1 >= MAX_ATTEMPTS ? 'The task is now blocked for good until a person looks at it.' : 'Fix this first when the task is retried.'}`
     : undefined;
   const learnings = [...report.learnings, ...(failureNote ? [failureNote] : [])];
-  const completionStatus = result.kind === 'pass' ? 'completed' : result.kind === 'fail' ? 'failed' : 'partial';
+  const completionStatus = result.kind === 'pass' ? 'completed' : result.kind === 'fail' ? 'failed' : result.kind === 'question' ? 'question' : 'partial';
+  const question = result.kind === 'question' ? result.question : undefined;
   writeHistoryRecord(recorder.root, {
     iterationNumber: info.iteration,
     timestamp: new Date(now).toISOString(),
@@ -122,6 +124,7 @@ export function settleIteration(recorder: Recorder, doc: PrdDocument, result: It
     ...(report.commitMessages.length > 0 ? { commitMessages: report.commitMessages } : {}),
     ...(report.contextLoss.length > 0 ? { contextLoss: report.contextLoss } : {}),
     ...(result.review ? { review: result.review } : {}),
+    ...(question ? { question } : {}),
   });
   recorder.appendProgress(
     {
@@ -129,8 +132,8 @@ export function settleIteration(recorder: Recorder, doc: PrdDocument, result: It
       iteration: info.iteration,
       taskId: result.task.id,
       taskTitle: result.task.title,
-      status: result.kind === 'fail' ? 'failed (blocked)' : completionStatus,
-      reason: result.reason,
+      status: result.kind === 'fail' ? 'failed (blocked)' : question ? 'question: waiting for an answer' : completionStatus,
+      ...(question ? { question } : { reason: result.reason }),
       ...(gates.length > 0 ? { gates: formatGateResults(gates) } : {}),
       ...(result.review ? { review: reviewLine(result.review) } : {}),
       ...(report.summary ? { summary: report.summary } : {}),

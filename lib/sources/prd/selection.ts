@@ -13,7 +13,7 @@ export function isReady(item: Pick<PrdItem, 'status' | 'attempts'>): boolean {
   return item.status === 'pending' || (item.status === 'blocked' && item.attempts > 0 && item.attempts < MAX_ATTEMPTS);
 }
 
-function toTask(item: PrdItem, doc: PrdDocument): Task {
+function toTask(item: PrdItem, doc: PrdDocument, waiting: boolean): Task {
   return {
     id: item.id,
     title: item.title,
@@ -21,6 +21,7 @@ function toTask(item: PrdItem, doc: PrdDocument): Task {
     ...(item.priority === undefined ? {} : { priority: item.priority }),
     meta: {
       shape: doc.shape,
+      ...(waiting ? { waiting: true } : {}),
       attempts: item.attempts,
       ...(item.iterationNumber === undefined ? {} : { iterationNumber: item.iterationNumber }),
       ...(item.lastError === undefined ? {} : { lastError: item.lastError }),
@@ -29,13 +30,20 @@ function toTask(item: PrdItem, doc: PrdDocument): Task {
   };
 }
 
-/** The document's items as ready, remaining and done tasks, in work order. */
-export function prdSnapshot(doc: PrdDocument): Snapshot {
+/**
+ * The document's items as ready, remaining and done tasks, in work order. A task `waiting` for an answer
+ * to its agent's question remains, and is never ready until a person answers.
+ */
+export function prdSnapshot(doc: PrdDocument, waiting: ReadonlySet<string> = new Set()): Snapshot {
   const ordered = byPriority(doc.items);
+  const as = (item: PrdItem): Task => toTask(item, doc, waiting.has(item.id));
+  const remaining = ordered.filter((item) => item.status !== 'completed');
+  const asked = remaining.filter((item) => waiting.has(item.id));
   return {
-    ready: ordered.filter(isReady).map((item) => toTask(item, doc)),
-    remaining: ordered.filter((item) => item.status !== 'completed').map((item) => toTask(item, doc)),
-    done: ordered.filter((item) => item.status === 'completed').map((item) => toTask(item, doc)),
+    ready: ordered.filter((item) => isReady(item) && !waiting.has(item.id)).map(as),
+    remaining: remaining.map(as),
+    done: ordered.filter((item) => item.status === 'completed').map(as),
+    ...(asked.length > 0 ? { waiting: asked.map(as) } : {}),
   };
 }
 
@@ -44,6 +52,7 @@ export function stuckLine(task: Task): string {
   const meta = task.meta ?? {};
   const attempts = typeof meta.attempts === 'number' ? meta.attempts : 0;
   const head = `${task.id} "${task.title}"`;
+  if (meta.waiting === true) return `${head}: waiting for a person's answer to its question (ralph answer ${task.id} "…")`;
   if (task.status === 'in_iteration') {
     return `${head}: in_iteration since iteration ${String(meta.iterationNumber ?? '?')} (another run holds it, or it was interrupted: ralph resume puts it back)`;
   }

@@ -17,6 +17,8 @@ import { parseAgentReport } from './report-parser.ts';
 import { PrdFormatError, readPrd, updateItem, writePrd, type PrdDocument, type PrdItem } from './schema.ts';
 import { prdSnapshot, stuckLine } from './selection.ts';
 import { createPrdWorkers } from './workers.ts';
+import { answeredFor, waitingIds } from '../../questions/store.ts';
+import { answersBlock } from '../../questions/text.ts';
 
 // Moved to their own modules; still exported from here for existing importers.
 export { failureText } from './record.ts';
@@ -77,7 +79,10 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     return lines;
   }
 
-  const workers = createPrdWorkers(root, requireFile, async () => prdSnapshot(load()));
+  // Questions are kept per prd.json: a US-001 of another file is another task.
+  const scope = (): string => (prdFile ? shown(prdFile) : '');
+  const waiting = (): Set<string> => waitingIds(root, 'prd', scope());
+  const workers = createPrdWorkers(root, requireFile, async () => prdSnapshot(load(), waiting()));
   return {
     name: 'prd',
     workers,
@@ -104,6 +109,8 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       }
     },
     defaultMaxIterations: PRD_DEFAULT_MAX_ITERATIONS,
+
+    scope,
 
     describe() {
       if (!prdFile) return 'prd.json (not found)';
@@ -183,7 +190,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     },
 
     async snapshot(): Promise<Snapshot> {
-      return prdSnapshot(load());
+      return prdSnapshot(load(), waiting());
     },
 
     async claim(task: Task, info: IterationInfo) {
@@ -208,6 +215,7 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
         commits: await recentCommits(info.head),
         gates: resolveGates(root, config),
         ...(typeof item.raw.sourcePath === 'string' ? { sourcePath: item.raw.sourcePath } : {}),
+        answers: answersBlock(answeredFor(root, { source: 'prd', scope: scope(), taskId: item.id })),
         extra: config.prompt,
       });
     },

@@ -19,6 +19,8 @@ import { uncheckLine } from './reopen.ts';
 import { writeFileAtomic } from '../../fs-atomic.ts';
 import { createFeatureState } from './state.ts';
 import { renderTemplate, type TemplateValues } from './template.ts';
+import { answeredFor, waitingIds } from '../../questions/store.ts';
+import { answersBlock } from '../../questions/text.ts';
 
 export const SPECKIT_MAX_ITERATIONS = 10;
 /** A project's own template, used when no `template` option is given. */
@@ -42,6 +44,12 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
   let defaults: { agent?: string; profile?: string } | undefined;
 
   const skippedIds = (data: Tracking): Set<string> => new Set(data.tasks.filter((task) => task.skipped).map((task) => task.id));
+  // Questions are kept per feature: a T002 of another feature is another task.
+  const scope = (): string => {
+    const result = resolve();
+    return result.ok ? result.feature.name : '';
+  };
+  const waiting = (): Set<string> => waitingIds(ctx.root, 'speckit', scope());
 
   const templateFile = (): string => {
     const given = option('template');
@@ -67,6 +75,7 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       const heading = /^#\s+(.+)$/m.exec(readText(paths().spec) ?? '')?.[1]?.replace(/^Feature Specification:\s*/i, '').trim();
       return heading || result.feature.name;
     },
+    scope,
 
     async check() {
       const result = resolve();
@@ -102,7 +111,7 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
 
     async snapshot(): Promise<Snapshot> {
       const parsed = readTasks();
-      return buildSnapshot(parsed, skippedIds(loadTracking(parsed)));
+      return buildSnapshot(parsed, skippedIds(loadTracking(parsed)), waiting());
     },
 
     async claim(task: Task, info: IterationInfo) {
@@ -120,7 +129,10 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       const data = loadTracking(parsed);
       const skipped: SkippedNote[] = data.tasks.filter((item) => item.skipped).map((item) => ({ id: item.id, title: item.title, failures: item.consecutiveFailures }));
       const review = data.tasks.find((item) => item.id === task.id)?.review;
-      const block = currentTaskBlock({ parsed, task: found, skipped, feature: p.feature.name, tasksPath: p.rel.tasks, review });
+      const asked = waiting();
+      const waitingNotes = parsed.tasks.filter((item) => asked.has(item.id) && !item.done).map((item) => ({ id: item.id, title: item.title }));
+      const answers = answersBlock(answeredFor(ctx.root, { source: 'speckit', scope: scope(), taskId: task.id }));
+      const block = currentTaskBlock({ parsed, task: found, skipped, feature: p.feature.name, tasksPath: p.rel.tasks, review, waiting: waitingNotes, answers });
       const file = templateFile();
       const template = readText(file);
       if (template === undefined) throw new RalphError(`prompt template ${file} cannot be read`, { hint: 'pass --template PATH or restore templates/ralph-prompt.md' });
@@ -178,14 +190,14 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       writer.settle(result, info);
     },
 
-    workers: createSpeckitWorkers(state),
+    workers: createSpeckitWorkers(state, waiting),
     converge: createSpeckitConverge(ctx, state, writer),
 
     explainStuck(snapshot: Snapshot) {
       const p = paths();
       const parsed = readTasks();
       const skipped = new Set((snapshot.skipped ?? []).map((task) => task.id));
-      return explainStuck(parsed, skipped, p.rel.tasks);
+      return explainStuck(parsed, skipped, p.rel.tasks, new Set((snapshot.waiting ?? []).map((task) => task.id)));
     },
 
     words: { task: 'task', finished: 'checked off' },

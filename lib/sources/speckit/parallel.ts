@@ -5,10 +5,11 @@ import { copiesByTask, tasksById, type ParsedTasks, type SpeckitTask } from './p
 
 /**
  * Open tasks that may start while `running` tasks are under way, in file order. A task counts as settled
- * when it is done or skipped; a running task is neither, so what waits for it waits.
+ * when it is done or skipped; a running task is neither, so what waits for it waits. A task `waiting` for
+ * an answer to its question is settled for the order of phases and lines, but not for `depends on`.
  */
-export function parallelStartable(parsed: ParsedTasks, skipped: ReadonlySet<string>, running: ReadonlySet<string>): SpeckitTask[] {
-  const settled = (task: SpeckitTask): boolean => task.done || skipped.has(task.id);
+export function parallelStartable(parsed: ParsedTasks, skipped: ReadonlySet<string>, running: ReadonlySet<string>, waiting: ReadonlySet<string> = new Set()): SpeckitTask[] {
+  const settled = (task: SpeckitTask): boolean => task.done || skipped.has(task.id) || waiting.has(task.id);
   const byId = tasksById(parsed);
   const byGroup = new Map<number, SpeckitTask[]>();
   for (const task of parsed.tasks) {
@@ -35,7 +36,7 @@ export function parallelStartable(parsed: ParsedTasks, skipped: ReadonlySet<stri
       const orderOk = task.parallel ? before.every((other) => other.parallel || settled(other)) : before.every(settled);
       const depsOk = task.dependsOn.every((dep) => {
         const other = byId.get(dep);
-        return other === undefined || settled(other);
+        return other === undefined || (settled(other) && !waiting.has(other.id));
       });
       if (orderOk && depsOk) startable.push(task);
     }

@@ -101,7 +101,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
       if (recorded.newlySkipped) {
         reason = `${result.reason}; ${result.task.id} failed ${failures} iterations in a row, so it is skipped and later iterations leave it alone`;
         ctx.warn(`${result.task.id} failed ${failures} iterations in a row: skipped; fix it by hand and check it off, or run ralph again to retry it`);
-      } else if (result.kind !== 'pass') {
+      } else if (result.kind !== 'pass' && result.kind !== 'question') {
         reason = `${result.reason} (${failures} of ${SKIP_AFTER} failed iterations in a row before the task is skipped)`;
       }
       const note =
@@ -110,7 +110,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
         iteration: result.iteration,
         timestamp: state.stamp(),
         task: { id: result.task.id, title: result.task.title },
-        status: result.kind === 'pass' ? 'completed' : recorded.newlySkipped ? 'skipped' : 'failed',
+        status: result.kind === 'pass' ? 'completed' : result.kind === 'question' ? 'question' : recorded.newlySkipped ? 'skipped' : 'failed',
         reason,
         tasksDone: result.tasksDone,
         filesChanged: result.filesChanged,
@@ -119,6 +119,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
         duration: formatDuration(result.durationMs),
         note,
         review: result.review ? reviewLine(result.review) : undefined,
+        question: result.kind === 'question' ? result.question : undefined,
       });
       appendProgress(entry, info);
       state.saveTracking(data);

@@ -1,18 +1,22 @@
 // progress.txt entries and the ralph-tasks.json mirror: pure text and data, written by index.ts.
 import { copiesByTask, type ParsedTasks } from './parse.ts';
 
+// Moved to its own module; still exported from here for existing importers.
+export { extractLearnings } from './learnings.ts';
+
 export const PROGRESS_FILE = 'progress.txt';
 export const TRACKING_FILE = 'ralph-tasks.json';
 /** Consecutive failed iterations of one task before it is set aside. */
 export const SKIP_AFTER = 3;
 
-export type EntryStatus = 'completed' | 'failed' | 'skipped' | 'interrupted';
+export type EntryStatus = 'completed' | 'failed' | 'skipped' | 'interrupted' | 'question';
 
 export const STATUS_TEXT: Record<EntryStatus, string> = {
   completed: '✅ Completed',
   failed: '❌ Failed',
   skipped: '⏭️ Skipped',
   interrupted: '⚠️ Interrupted',
+  question: '❓ Question: waiting for an answer',
 };
 
 const ITERATION_HEADING = /^## Iteration (\d+)\b/;
@@ -55,6 +59,8 @@ export interface EntryInput {
   note?: string;
   /** The independent review in one line, e.g. `rejected by codex: no tests`. */
   review?: string;
+  /** What the agent asked a person (status `question`). */
+  question?: string;
 }
 
 function indent(block: string): string[] {
@@ -64,7 +70,8 @@ function indent(block: string): string[] {
 /** One `## Iteration N - <timestamp>` entry, ending with `---`. */
 export function iterationEntry(input: EntryInput): string {
   const lines = [`## Iteration ${input.iteration} - ${input.timestamp}`, `- Task: ${input.task.id} ${input.task.title}`, `- Status: ${STATUS_TEXT[input.status]}`];
-  if (input.reason && input.status !== 'completed') lines.push(`- Reason: ${input.reason}`);
+  if (input.question) lines.push(`- Question: ${input.question.trim().replace(/\n/g, '\n  ')}`);
+  else if (input.reason && input.status !== 'completed') lines.push(`- Reason: ${input.reason}`);
   lines.push(`- Tasks completed: ${input.tasksDone.length > 0 ? input.tasksDone.join(', ') : 'none'}`);
   if (input.filesChanged.length > 0) {
     lines.push('- Files changed:', ...input.filesChanged.map((file) => `  - ${file}`));
@@ -91,54 +98,6 @@ export function lastIterationNumber(progress: string): number {
   return last;
 }
 
-const LEARNING_WORD = String.raw`\b(?:learnings?|learned|lessons?)\b`;
-const LEARNING_HEADING = new RegExp(String.raw`^(#{1,6})\s+.*${LEARNING_WORD}`, 'i');
-/** `Learnings:`, `**Key learnings:**`, `- **What I learned**: text`, `**Learnings**` alone on a line. */
-const LEARNING_LABEL = new RegExp(
-  String.raw`^\s*(?:[-*]\s+)?(?:\*\*|__)?[^:*_\n]{0,40}${LEARNING_WORD}[^:*_\n]{0,20}(?:(?:\*\*|__)?\s*:\s*(?:\*\*|__)?|(?:\*\*|__)\s*$)\s*(.*)$`,
-  'i',
-);
-/** A bold label that starts another part of the answer: `**Checks:**`, `- **Next**: …`, `**Summary**` alone. */
-const LABEL_LINE = /^\s*(?:[-*]\s+)?(?:\*\*|__)[^*_\n]{1,60}(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|(?:\*\*|__)\s*$)/;
-const MAX_LEARNING_LINES = 40;
-const TOKEN = /<promise>\s*COMPLETE\s*<\/promise>/gi;
-const TOKEN_LINE = /^\s*<promise>\s*COMPLETE\s*<\/promise>\s*$/i;
-
-/**
- * The agent's learnings: the part of its final answer under a `Learnings` / `Key learnings` / `What I
- * learned` / `Lessons learned` heading or label, up to the next heading or bold label.
- */
-export function extractLearnings(agentText: string): string | undefined {
-  const lines = agentText.replace(/\r/g, '').split('\n');
-  for (let index = 0; index < lines.length; index += 1) {
-    const line = lines[index]!;
-    const heading = LEARNING_HEADING.exec(line);
-    const label = heading ? undefined : LEARNING_LABEL.exec(line);
-    if (!heading && !label) continue;
-    const level = heading ? heading[1]!.length : 7;
-    const body: string[] = [];
-    const inline = label?.[1]?.trim();
-    if (inline) body.push(inline);
-    let fence = false;
-    for (let next = index + 1; next < lines.length && body.length < MAX_LEARNING_LINES; next += 1) {
-      const text = lines[next]!;
-      if (/^\s*(```|~~~)/.test(text)) fence = !fence;
-      else if (!fence) {
-        const nextHeading = /^(#{1,6})\s/.exec(text);
-        if (nextHeading && nextHeading[1]!.length <= level) break;
-        if (!heading && LABEL_LINE.test(text)) break;
-        if (TOKEN_LINE.test(text)) break;
-        // A label's section is its list; a plain paragraph after a blank line is the answer going on.
-        if (!heading && !text.trim() && !/^\s*(?:[-*+]|\d+[.)])\s|^\s{2,}\S/.test(lines.slice(next + 1).find((rest) => rest.trim()) ?? '')) break;
-      }
-      body.push(text);
-    }
-    const trimmed = body.join('\n').replace(TOKEN, '[completion token]').trim();
-    if (trimmed) return trimmed;
-  }
-  return undefined;
-}
-
 export interface TrackedTask {
   id: string;
   title: string;
@@ -153,7 +112,7 @@ export interface TrackedTask {
   consecutiveFailures: number;
   skipped: boolean;
   lastIteration?: number;
-  lastOutcome?: 'pass' | 'fail' | 'no_change';
+  lastOutcome?: 'pass' | 'fail' | 'no_change' | 'question';
   /** The reviewer's rejection of the last attempt, shown in the next prompt; dropped once the task is done. */
   review?: { iteration: number; reasons: string };
   /** Lines of tasks.md that repeat this task (a summary): not tasks of their own, their boxes count for nothing. */
@@ -248,17 +207,24 @@ export function syncTracking(tracking: Tracking, parsed: ParsedTasks, now: strin
 /**
  * Records one iteration. In Spec Kit mode an iteration that finished no checkbox is a failure whatever
  * the agent said; the same task failing SKIP_AFTER iterations in a row is set aside. With several workers
- * (`interleaved`) iterations on other tasks run in between, so only the task's own iterations count.
+ * (`interleaved`) iterations on other tasks run in between, so only the task's own iterations count. An
+ * iteration whose agent asked a question counts for nothing: no failure, and no break in anyone's run.
  */
 export function recordIteration(
   tracking: Tracking,
-  result: { iteration: number; taskId: string; kind: 'pass' | 'fail' | 'no_change'; tasksDone: readonly string[] },
+  result: { iteration: number; taskId: string; kind: 'pass' | 'fail' | 'no_change' | 'question'; tasksDone: readonly string[] },
   options: { interleaved?: boolean } = {},
 ): { tracking: Tracking; newlySkipped: boolean; consecutiveFailures: number } {
   let newlySkipped = false;
   let consecutiveFailures = 0;
   const done = new Set(result.tasksDone);
+  const asked = result.kind === 'question';
   const tasks = tracking.tasks.map((task): TrackedTask => {
+    if (asked) {
+      if (task.id !== result.taskId) return task;
+      consecutiveFailures = task.consecutiveFailures;
+      return { ...task, attempts: task.attempts + 1, lastIteration: result.iteration, lastOutcome: result.kind };
+    }
     if (task.id !== result.taskId) {
       if (options.interleaved) return done.has(task.id) ? { ...task, consecutiveFailures: 0 } : task;
       // Another task's run of failures is broken by this iteration.

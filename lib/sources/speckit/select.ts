@@ -2,10 +2,14 @@
 import type { Snapshot, Task } from '../types.ts';
 import { copiesByTask, priorityNumber, tasksById, type CopyLine, type ParsedTasks, type SpeckitTask, type StrayLine, type TaskGroup } from './parse.ts';
 
-export type TaskState = 'done' | 'open' | 'skipped';
+/** `waiting`: the agent asked a question about the task and no person has answered it yet. */
+export type TaskState = 'done' | 'open' | 'skipped' | 'waiting';
 
-export function stateOf(task: SpeckitTask, skipped: ReadonlySet<string>): TaskState {
+const NONE: ReadonlySet<string> = new Set();
+
+export function stateOf(task: SpeckitTask, skipped: ReadonlySet<string>, waiting: ReadonlySet<string> = NONE): TaskState {
   if (task.done) return 'done';
+  if (waiting.has(task.id)) return 'waiting';
   return skipped.has(task.id) ? 'skipped' : 'open';
 }
 
@@ -17,9 +21,10 @@ function isUnblocked(task: SpeckitTask, byId: ReadonlyMap<string, SpeckitTask>):
  * Ready tasks, the next one first: open tasks whose dependencies are done, from the first phase (in file
  * order) that still has open tasks. When every open task of that phase waits on something, the earliest
  * unblocked task anywhere is taken instead, so a dependency written out of order does not stall the run.
+ * Tasks set aside (skipped, or waiting for an answer) are not open: the next phase may go on without them.
  */
-export function readyTasks(parsed: ParsedTasks, skipped: ReadonlySet<string>): SpeckitTask[] {
-  return readyOf(parsed, parsed.tasks.filter((task) => stateOf(task, skipped) === 'open'));
+export function readyTasks(parsed: ParsedTasks, skipped: ReadonlySet<string>, waiting: ReadonlySet<string> = NONE): SpeckitTask[] {
+  return readyOf(parsed, parsed.tasks.filter((task) => stateOf(task, skipped, waiting) === 'open'));
 }
 
 /** readyTasks from the open tasks (in file order); only the phases it answers from are checked for blockers. */
@@ -38,13 +43,13 @@ export function groupOf(parsed: ParsedTasks, task: SpeckitTask): TaskGroup | und
 }
 
 /** The loop's view of one task. */
-export function toTask(parsed: ParsedTasks, task: SpeckitTask, skipped: ReadonlySet<string>): Task {
+export function toTask(parsed: ParsedTasks, task: SpeckitTask, skipped: ReadonlySet<string>, waiting: ReadonlySet<string> = NONE): Task {
   const group = groupOf(parsed, task);
   const story = group?.story;
   return {
     id: task.id,
     title: task.title,
-    status: stateOf(task, skipped),
+    status: stateOf(task, skipped, waiting),
     priority: story?.id === task.story ? priorityNumber(story?.priority) : undefined,
     meta: {
       phase: group?.heading,
@@ -68,28 +73,36 @@ function strayTask(stray: StrayLine): Task {
   return { id: `line ${stray.line}`, title: stray.text, status: 'stray', meta: { line: stray.line, why: stray.why } };
 }
 
-/** Snapshot of tasks.md: skipped tasks are neither remaining nor ready; open stray lines remain. */
-export function buildSnapshot(parsed: ParsedTasks, skipped: ReadonlySet<string>): Snapshot {
-  const as = (task: SpeckitTask): Task => toTask(parsed, task, skipped);
+/**
+ * Snapshot of tasks.md: skipped tasks are neither remaining nor ready; tasks waiting for an answer remain
+ * but are never ready; open stray lines remain.
+ */
+export function buildSnapshot(parsed: ParsedTasks, skipped: ReadonlySet<string>, waiting: ReadonlySet<string> = NONE): Snapshot {
+  const as = (task: SpeckitTask): Task => toTask(parsed, task, skipped, waiting);
   // One pass sorts the tasks (a big tasks.md has tens of thousands of them).
   const open: SpeckitTask[] = [];
+  const remaining: Task[] = [];
   const done: Task[] = [];
   const skippedTasks: Task[] = [];
+  const waitingTasks: Task[] = [];
   for (const task of parsed.tasks) {
-    const state = stateOf(task, skipped);
-    if (state === 'open') open.push(task);
-    else (state === 'done' ? done : skippedTasks).push(as(task));
+    const state = stateOf(task, skipped, waiting);
+    if (state === 'open' || state === 'waiting') {
+      const item = as(task);
+      remaining.push(item);
+      if (state === 'open') open.push(task);
+      else waitingTasks.push(item);
+    } else (state === 'done' ? done : skippedTasks).push(as(task));
   }
-  const remaining = open.map(as);
   for (const stray of blockingStrays(parsed)) remaining.push(strayTask(stray));
-  return { ready: readyOf(parsed, open).map(as), remaining, done, skipped: skippedTasks };
+  return { ready: readyOf(parsed, open).map(as), remaining, done, skipped: skippedTasks, ...(waitingTasks.length > 0 ? { waiting: waitingTasks } : {}) };
 }
 
 /** One line per open task saying what it waits on, and one per stray line that holds completion back. */
-export function explainStuck(parsed: ParsedTasks, skipped: ReadonlySet<string>, tasksPath: string): string {
+export function explainStuck(parsed: ParsedTasks, skipped: ReadonlySet<string>, tasksPath: string, answering: ReadonlySet<string> = NONE): string {
   const strays = blockingStrays(parsed);
-  const waiting = parsed.tasks.some((task) => stateOf(task, skipped) === 'open');
-  const parts = waiting ? [explainWaiting(parsed, skipped, tasksPath)] : [];
+  const waiting = parsed.tasks.some((task) => stateOf(task, skipped, answering) === 'open');
+  const parts = waiting ? [explainWaiting(parsed, skipped, tasksPath, answering)] : [];
   const setAside = parsed.tasks.filter((task) => stateOf(task, skipped) === 'skipped');
   if (setAside.length > 0) {
     const one = setAside.length === 1;
@@ -118,15 +131,17 @@ function shorten(text: string): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-function explainWaiting(parsed: ParsedTasks, skipped: ReadonlySet<string>, tasksPath: string): string {
+const WAITS_WORDS: Record<TaskState, string> = { done: 'done', open: 'open', skipped: 'skipped after repeated failures', waiting: 'waiting for an answer to its question' };
+
+function explainWaiting(parsed: ParsedTasks, skipped: ReadonlySet<string>, tasksPath: string, answering: ReadonlySet<string>): string {
   const byId = tasksById(parsed);
   const lines: string[] = [];
   for (const task of parsed.tasks) {
-    if (stateOf(task, skipped) !== 'open') continue;
+    if (stateOf(task, skipped, answering) !== 'open') continue;
     const waits = task.dependsOn
       .map((dep) => byId.get(dep))
       .filter((dep): dep is SpeckitTask => dep !== undefined && !dep.done)
-      .map((dep) => `${dep.id} (${stateOf(dep, skipped) === 'skipped' ? 'skipped after repeated failures' : 'open'})`);
+      .map((dep) => `${dep.id} (${WAITS_WORDS[stateOf(dep, skipped, answering)]})`);
     if (waits.length > 0) lines.push(`${task.id} waits on ${waits.join(', ')}`);
   }
   const head = `no task in ${tasksPath} can start: every open task depends on one that is not done`;
@@ -168,9 +183,14 @@ export function currentTaskBlock(input: {
   tasksPath: string;
   /** The reviewer's rejection of the last attempt at this task, when there was one. */
   review?: { iteration: number; reasons: string };
+  /** Tasks waiting for a person's answer to their question: to be left alone. */
+  waiting?: ReadonlyArray<{ id: string; title: string }>;
+  /** This task's answered questions, as lib/questions/text.ts words them. */
+  answers?: string;
 }): string {
   const { parsed, task } = input;
-  const skippedIds = new Set(input.skipped.map((note) => note.id));
+  const waiting = input.waiting ?? [];
+  const skippedIds = new Set([...input.skipped, ...waiting].map((note) => note.id));
   const group = groupOf(parsed, task);
   const byId = tasksById(parsed);
   const lines = [`${task.text}`, '', `- Location: ${input.tasksPath} line ${task.line}`];
@@ -189,6 +209,11 @@ export function currentTaskBlock(input: {
   lines.push(`- Commit message once this phase is complete: \`${commitMessageFor(input.feature, group)}\``);
   if (input.review) {
     lines.push(`- Review: ralph's independent reviewer rejected the last attempt at this task (iteration ${input.review.iteration}) and unchecked it: ${input.review.reasons}. Fix these problems first; the task counts as done only once a review approves it.`);
+  }
+  if (input.answers) lines.push('', input.answers);
+  if (waiting.length > 0) {
+    lines.push('', "Tasks waiting for a person's answer: an earlier iteration asked a question about each. Leave them alone: do not work on them or check them off.");
+    for (const note of waiting) lines.push(`- ${note.id} ${note.title}`);
   }
   if (input.skipped.length > 0) {
     lines.push('', 'Skipped tasks: ralph set these aside after repeated failed iterations. Leave them alone: do not work on them or check them off.');

@@ -11,7 +11,8 @@ import { parseTasksMd } from './parse.ts';
 import { buildSnapshot, toTask } from './select.ts';
 import type { FeatureState } from './state.ts';
 
-export function createSpeckitWorkers(state: FeatureState): WorkerSupport {
+/** `waiting`: the tasks whose question waits for an answer, set aside like skipped ones. */
+export function createSpeckitWorkers(state: FeatureState, waiting: () => ReadonlySet<string>): WorkerSupport {
   const skippedIds = (): Set<string> => new Set(state.loadTracking(state.readTasks()).tasks.filter((task) => task.skipped).map((task) => task.id));
 
   return {
@@ -23,7 +24,8 @@ export function createSpeckitWorkers(state: FeatureState): WorkerSupport {
     startable(_snapshot: Snapshot, running: readonly Task[]) {
       const parsed = state.readTasks();
       const skipped = skippedIds();
-      return parallelStartable(parsed, skipped, new Set(running.map((task) => task.id))).map((task) => toTask(parsed, task, skipped));
+      const asked = waiting();
+      return parallelStartable(parsed, skipped, new Set(running.map((task) => task.id)), asked).map((task) => toTask(parsed, task, skipped, asked));
     },
 
     env(dir: string) {
@@ -39,7 +41,7 @@ export function createSpeckitWorkers(state: FeatureState): WorkerSupport {
       } catch (error) {
         throw new RalphError(`${rel.tasks} in the worktree ${dir} cannot be read: ${(error as Error).message}`);
       }
-      return buildSnapshot(parseTasksMd(text), skippedIds());
+      return buildSnapshot(parseTasksMd(text), skippedIds(), waiting());
     },
 
     async markDone(taskIds: readonly string[]) {

@@ -34,6 +34,7 @@ describe('parseArgv', () => {
     expect(parseArgv(['stop', '--now']).flags.get('now')).toBe(true);
     expect(parseArgv(['serve', '--port', '0']).flags.get('port')).toBe(0);
     expect(parseArgv(['report', 'some-session']).positionals).toEqual(['some-session']);
+    expect(parseArgv(['answer', 'T003', 'return 410, and log it']).positionals).toEqual(['T003', 'return 410, and log it']);
     expect(parseArgv(['pause', '--help']).flags.get('help')).toBe(true);
     expect(parseArgv(['resume', '--parallel', '2']).flags.get('parallel')).toBe(2);
   });
@@ -64,6 +65,8 @@ describe('parseArgv', () => {
     [['pause', '--now'], /--now is not an option of 'ralph pause': it is an option of 'ralph stop'/],
     [['report', 'a', 'b'], /'ralph report' takes at most 1 argument \(a session id\), got: a b/],
     [['run', 'extra'], /'ralph run' takes no arguments, got: extra/],
+    [['answer', 'T003', 'return', '410'], /'ralph answer' takes at most 2 arguments \(the task and the answer, e\.g\. ralph answer T003 "410"\), got: T003 return 410/],
+    [['answer', 'T003', '410', '--json'], /--json is not an option of 'ralph answer'/],
   ])('rejects %j with one line naming the flag and value', (argv, message) => {
     expect(() => parseArgv(argv)).toThrow(UsageError);
     expect(() => parseArgv(argv)).toThrow(message);

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
 import { statusCommand, type StatusReport } from '../../../lib/cli/status.ts';
 import { execCommand, type Deps, type Output } from '../../../lib/deps.ts';
 import { StatusFileSink } from '../../../lib/progress/status-file.ts';
+import { recordAnswer, recordAsked } from '../../../lib/questions/store.ts';
 import { sessionStart, summary, T0, task } from '../progress/fixtures.ts';
 import { stopProcess, unrelatedProcess } from '../../support/processes.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -163,6 +164,25 @@ describe('ralph status', () => {
     expect(text.stdout.text).toMatch(/^no ralph run in progress\nlast run: session 20261122-020000, .*, ended 4\.0s ago:/);
     expect(text.stdout.text).toMatch(/state: +finished: completed \(exit 0\)/);
     expect(text.stdout.text).toMatch(/tasks \(prd, .*\): \d+ done, \d+ remaining \(\d+ ready\), \d+ in all/);
+  });
+
+  it('lists the questions waiting for an answer, and the answered ones, in text and --json; the task counts say how many wait', async () => {
+    const root = temp();
+    copyFileSync(path.join(__dirname, '..', '..', 'fixtures', 'prd', 'snarktank.json'), path.join(root, 'prd.json'));
+    const first = (JSON.parse(readFileSync(path.join(root, 'prd.json'), 'utf8')) as { userStories: Array<{ id: string; title: string; passes: boolean }> }).userStories.find((story) => !story.passes)!;
+    recordAsked(root, { source: 'prd', scope: 'prd.json', taskId: first.id, taskTitle: first.title, question: 'UTC or local time?', iteration: 2, askedAt: new Date(NOW - 60_000).toISOString() });
+    recordAsked(root, { source: 'prd', scope: 'prd.json', taskId: 'US-OLD', taskTitle: 'old', question: 'Which port?', iteration: 1, askedAt: new Date(NOW - 120_000).toISOString() });
+    recordAnswer(root, { source: 'prd', scope: 'prd.json', taskId: 'US-OLD' }, '8080', new Date(NOW).toISOString());
+    const text = deps(root);
+    expect(await statusCommand(parseArgv(['status']), text)).toBe(0);
+    expect(text.stdout.text).toMatch(/tasks \(prd, .*\): \d+ done, \d+ remaining \(\d+ ready, 1 waiting for an answer\), \d+ in all/);
+    expect(text.stdout.text).toContain(`waiting for answers (ralph answer ${first.id} "…"):\n  ${first.id} (iteration 2, 1m 00s ago): UTC or local time?\nanswered, for the next iteration on the task:\n  US-OLD: "Which port?" → "8080"\n`);
+    const json = deps(root);
+    expect(await statusCommand(parseArgv(['status', '--json']), json)).toBe(0);
+    expect((JSON.parse(json.stdout.text) as StatusReport).questions.map((item) => [item.taskId, item.answer])).toEqual([
+      [first.id, undefined],
+      ['US-OLD', '8080'],
+    ]);
   });
 
   it('tolerates a task source it cannot read', async () => {

@@ -32,6 +32,12 @@ describe('noticeFor', () => {
     expect(noticeFor({ type: 'iteration_end', record: record({ outcome: 'fail', reason: 'tests failed' }) }, T0, context)).toMatchObject({ event: 'failure', level: 'error', title: 'iteration 1 failed (shop)', text: 'ws-9w6.2 Task 1: build part 1: tests failed (2 attempts, 1m 00s)', fields: { taskId: 'ws-9w6.2', reason: 'tests failed' } });
   });
 
+  it('question: the task, the question and how to answer it', () => {
+    const notice = noticeFor({ type: 'iteration_end', record: record({ outcome: 'question', reason: 'asked: 404 or 410?', question: '404 or 410?' }) }, T0, context);
+    expect(notice).toMatchObject({ event: 'question', level: 'warning', title: 'ws-9w6.2 waits for your answer (shop)', fields: { taskId: 'ws-9w6.2', question: '404 or 410?', iteration: 1 } });
+    expect(notice?.text).toBe('iteration 1, ws-9w6.2 Task 1: build part 1: 404 or 410?\nAnswer with: ralph answer ws-9w6.2 "…"; the run goes on with other tasks.');
+  });
+
   it('usage limit: with the reset time', () => {
     const notice = noticeFor({ type: 'usage_wait', iteration: 2, until: T0 + 3_600_000, reason: 'usage limit (five_hour)' }, T0, context);
     expect(notice).toMatchObject({ event: 'usage-limit', fields: { resetAt: new Date(T0 + 3_600_000).toISOString(), iteration: 2 } });
@@ -101,7 +107,7 @@ describe('notifySettings', () => {
       ['https://hooks.slack.com/services/x', 'slack'],
       ['http://127.0.0.1:9/h', 'generic'],
     ]);
-    expect([...result!.events]).toEqual(['start', 'end', 'failure', 'usage-limit', 'stop', 'pause']);
+    expect([...result!.events]).toEqual(['start', 'end', 'failure', 'usage-limit', 'stop', 'pause', 'question']);
     expect(result?.timeoutMs).toBe(5000);
     expect(settings(['--notify', 'http://a/', '--notify-format', 'ntfy'])?.targets[0]?.format).toBe('ntfy');
   });

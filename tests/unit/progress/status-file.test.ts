@@ -48,7 +48,7 @@ describe('StatusFileSink', () => {
       waitUntil: null,
       waitReason: null,
       lastFailure: null,
-      counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
+      counts: { iterations: 0, passed: 0, failed: 0, noChange: 0, questions: 0, tasksCompleted: 0, reviewsApproved: 0, reviewsRejected: 0 },
       costUsd: 0,
       logDir: '/repo/.ralph/logs/20261122-020000',
       status: null,
@@ -62,6 +62,7 @@ describe('StatusFileSink', () => {
       lastReview: null,
       pausedSince: null,
       stopRequestedAt: null,
+      questions: [],
     });
 
     expect(at(1)).toMatchObject({ state: 'running', iteration: 1, maxIterations: 50, attempt: 1, task: { id: task.id, title: task.title }, lastEventAt: iso(1000) });

@@ -14,6 +14,14 @@ const barsOf = (svg: string): string[] => [...svg.matchAll(/<rect class="bar[^>]
 describe('renderHtmlReport', () => {
   const html = renderHtmlReport(sampleSummary());
 
+  it('a Questions section when an agent asked, its bar in the question colour, escaped', () => {
+    const asked = renderHtmlReport(sampleSummary({ records: [record({ iteration: 1, taskId: 'T002', outcome: 'question', reason: 'asked: <b>404</b> or 410?', question: '<b>404</b> or 410?', tasksDone: [] })], questions: [{ taskId: 'T002', taskTitle: 'Greet', question: '<b>404</b> or 410?', iteration: 1, askedAt: 'x' }] }));
+    expect(asked).toContain('<h2>Questions</h2>');
+    expect(asked).toContain('<td>&lt;b&gt;404&lt;/b&gt; or 410?</td><td>waiting for an answer: ralph answer T002 &quot;…&quot;</td>');
+    expect(asked).toContain('<span><i class="swatch" style="background:#8250df"></i>question</span>');
+    expect(html).not.toContain('<h2>Questions</h2>');
+  });
+
   it('is one well-formed-enough HTML page', () => {
     expect(html.startsWith('<!doctype html>')).toBe(true);
     expect(html).toContain('<meta charset="utf-8">');

@@ -91,4 +91,24 @@ describe('formatCount', () => {
     expect(values.map(formatCount)).toEqual(['0', '7', '999', '1,000', '1,235', '65,536', '999,999', '1,000,000', '123,456,789', '-1', '-1,234', '-1,000,000']);
     expect(values.map(formatCount)).toEqual(values.map((value) => Math.round(value).toLocaleString('en-US')));
   });
+
+  it("a Questions section: this run's questions and their state, then the earlier runs' still open", () => {
+    const summary = sampleSummary({
+      records: [
+        record({ iteration: 1, taskId: 'T002', taskTitle: 'Greet', outcome: 'question', reason: 'asked: Hello | Hi?', question: 'Hello | Hi?', tasksDone: [], filesChanged: [] }),
+        record({ iteration: 2, taskId: 'T004', taskTitle: 'Part', outcome: 'question', reason: 'asked: Which part?', question: 'Which part?', tasksDone: [], filesChanged: [] }),
+      ],
+      questions: [
+        { taskId: 'T002', taskTitle: 'Greet', question: 'Hello | Hi?', iteration: 1, askedAt: 'x' },
+        { taskId: 'T009', taskTitle: 'Old', question: 'Still open?', iteration: 7, askedAt: 'y', answer: 'yes', answeredAt: 'z' },
+      ],
+    });
+    const text = renderMarkdownReport(summary);
+    expect(text).toContain('| iterations | passed | failed | no change | questions |');
+    expect(text).toContain('| 1 | T002 Greet | question: Hello \\| Hi? |');
+    expect(text.slice(text.indexOf('## Questions'))).toMatch(
+      /^## Questions\n\n\| # \| task \| question \| answer \|\n\| --- \| --- \| --- \| --- \|\n\| 1 \| T002 Greet \| Hello \\\| Hi\? \| waiting for an answer: ralph answer T002 "…" \|\n\| 2 \| T004 Part \| Which part\? \| answered; the task was worked on since \|\n\| 7 \| T009 Old \| Still open\? \| answered: yes \(asked by an earlier run\) \|\n/,
+    );
+    expect(renderMarkdownReport(sampleSummary())).not.toContain('## Questions');
+  });
 });

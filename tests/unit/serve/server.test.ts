@@ -8,6 +8,7 @@ import { formatLockInfo } from '../../../lib/lock.ts';
 import { eventLine } from '../../../lib/progress/event-log.ts';
 import type { PageState } from '../../../lib/serve/feed.ts';
 import { startServer, type LiveServer } from '../../../lib/serve/server.ts';
+import { answeredFor, recordAsked } from '../../../lib/questions/store.ts';
 import { script, sessionStart, T0 } from '../progress/fixtures.ts';
 
 const servers: LiveServer[] = [];
@@ -172,12 +173,34 @@ describe('ralph serve', () => {
     expect(existsSync(path.join(root, '.ralph', 'control', 'pause'))).toBe(false);
   });
 
+  it('answers: the page lists the questions; POST /api/answer records an answer like ralph answer, with the same token rule', async () => {
+    const root = repo();
+    recordAsked(root, { source: 'speckit', scope: '001-demo', taskId: 'T002', taskTitle: 'Write greet()', question: '404 or 410?', iteration: 1, askedAt: new Date(T0).toISOString() });
+    const server = await serve(root);
+    const token = /name="ralph-token" content="([\w-]+)"/.exec((await request(server.url)).body)![1]!;
+    const post = (body: unknown, headers: Record<string, string> = { 'x-ralph-token': token }) => request(`${server.url}api/answer`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const state = JSON.parse((await request(`${server.url}api/state`)).body) as PageState;
+    expect(state.questions).toMatchObject([{ taskId: 'T002', question: '404 or 410?', scope: '001-demo' }]);
+    expect((await post({ task: 'T002', answer: '410' }, {})).status).toBe(403);
+    expect((await post({ task: 'T002', answer: '410' }, { 'x-ralph-token': token, host: 'evil.example' })).status).toBe(403);
+    expect((await post({ task: 'T002' })).status).toBe(400);
+    const unknown = await post({ task: 'T999', answer: '410' });
+    expect([unknown.status, JSON.parse(unknown.body).ok]).toEqual([409, false]);
+    // No run needs to be alive: the next run (or the running one) takes the task again.
+    const answered = await post({ task: '001-demo/T002', answer: '410' });
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.body).message).toMatch(/^answered T002: "404 or 410\?" → "410"/);
+    expect(answeredFor(root, { source: 'speckit', scope: '001-demo', taskId: 'T002' })).toMatchObject([{ answer: '410', answeredBy: `ralph serve (PID ${process.pid})` }]);
+    await sse(server.url, (next) => next.questions[0]?.answer === '410');
+  });
+
   it('beyond loopback: read-only, no token on the page, control refused', async () => {
     const server = await serve(repo(), '0.0.0.0');
     expect(server.control).toBe(false);
     const url = server.url.replace('0.0.0.0', '127.0.0.1');
     expect((await request(url)).body).toContain('<meta name="ralph-token" content="">');
     expect((await request(`${url}api/control`, { method: 'POST', body: '{"action":"stop"}' })).status).toBe(403);
+    expect((await request(`${url}api/answer`, { method: 'POST', body: '{"task":"T002","answer":"410"}' })).status).toBe(403);
   });
 
   it('a taken port is an error the command can name', async () => {

@@ -34,6 +34,10 @@ describe('decideBreaker', () => {
     ['the per-task count restarts when the task finishes', [rec('work'), rec('work'), rec('pass'), rec('work'), rec('work'), rec('work')], 'continue'],
     ['the per-task count restarts on another task', [rec('work', 'T1'), rec('work', 'T1'), rec('work', 'T2'), rec('work', 'T1'), rec('work', 'T1'), rec('work', 'T1')], 'continue'],
     ['a rejected iteration (fail with changes) counts toward the per-task limit', [rec('work'), rec('work'), { ...rec('work'), outcome: 'fail', reason: 'the reviewer rejected' }, rec('work')], 'task_limit'],
+    ['questions are left out: they neither count toward the limit…', [rec('idle'), { ...rec('idle'), outcome: 'question', reason: 'asked: 404 or 410?' }, rec('idle')], 'continue'],
+    ['…nor break a run of idle iterations', [rec('idle'), rec('idle'), { ...rec('idle', 'T2'), outcome: 'question', reason: 'asked: ?' }, rec('idle')], 'no_progress'],
+    ['questions alone never stop the loop', Array.from({ length: 6 }, (_, index) => ({ ...rec('idle', `T${index}`), outcome: 'question' as const, reason: 'asked: ?' })), 'continue'],
+    ['questions do not count toward the per-task limit', [rec('work'), rec('work'), { ...rec('work'), outcome: 'question', reason: 'asked: ?' }, rec('work')], 'continue'],
     ['records without the changed flag (older records) count as changed', [{ ...rec('idle'), changed: undefined }, rec('idle'), rec('idle')], 'continue'],
   ])('%s', (_name, records, expected) => {
     const decision = decideBreaker(records, limits);

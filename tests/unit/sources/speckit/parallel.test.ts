@@ -1,6 +1,6 @@
 // What ralph writes into tasks.md for a worker's finished task: its box and the open copies of it.
 import { describe, expect, it } from 'vitest';
-import { tickTasks } from '../../../../lib/sources/speckit/parallel.ts';
+import { parallelStartable, tickTasks } from '../../../../lib/sources/speckit/parallel.ts';
 import { parseTasksMd } from '../../../../lib/sources/speckit/parse.ts';
 
 describe('tickTasks', () => {
@@ -14,5 +14,16 @@ describe('tickTasks', () => {
 
   it('leaves a done task and its stale copy alone', () => {
     expect(tickTasks(text, parsed, ['T003'])).toBe(text);
+  });
+});
+
+describe('parallelStartable with a task waiting for an answer', () => {
+  const parsed = parseTasksMd(['## Phase 1: Setup', '- [ ] T001 Create the app', '- [ ] T002 Add the page', '- [ ] T003 Add the form (depends on T001)', '## Phase 2: Polish', '- [ ] T004 Tidy up', ''].join('\n'));
+  const none = new Set<string>();
+
+  it('is never started; the lines after it go on, but not what depends on it', () => {
+    expect(parallelStartable(parsed, none, none).map((task) => task.id)).toEqual(['T001']);
+    expect(parallelStartable(parsed, none, none, new Set(['T001'])).map((task) => task.id)).toEqual(['T002']);
+    expect(parallelStartable(parsed, new Set(['T002']), none, new Set(['T001'])).map((task) => task.id)).toEqual([]);
   });
 });

@@ -158,6 +158,26 @@ describe('tracking', () => {
     expect(data.lastIteration).toBe(3);
   });
 
+  it('an iteration whose agent asked a question counts for nothing: no failure, no break in a run, never a skip', () => {
+    let data = start();
+    const step = (taskId: string, kind: 'fail' | 'question', iteration: number) => {
+      const out = recordIteration(data, { iteration, taskId, kind, tasksDone: [] });
+      data = out.tracking;
+      return out;
+    };
+    step('T002', 'fail', 1);
+    step('T002', 'fail', 2);
+    // Neither T002's own question nor T003's breaks T002's run, nor adds to it.
+    expect(step('T002', 'question', 3)).toMatchObject({ newlySkipped: false, consecutiveFailures: 2 });
+    step('T003', 'question', 4);
+    expect(data.tasks[1]).toMatchObject({ failures: 2, consecutiveFailures: 2, attempts: 3, lastOutcome: 'question', lastIteration: 3, skipped: false });
+    expect(data.tasks[2]).toMatchObject({ failures: 0, consecutiveFailures: 0, attempts: 1, lastOutcome: 'question' });
+    expect(step('T002', 'fail', 5)).toMatchObject({ newlySkipped: true, consecutiveFailures: 3 });
+    let asking = start();
+    for (let iteration = 1; iteration <= 5; iteration += 1) asking = recordIteration(asking, { iteration, taskId: 'T002', kind: 'question', tasksDone: [] }).tracking;
+    expect(asking.tasks[1]).toMatchObject({ failures: 0, skipped: false, attempts: 5 });
+  });
+
   it('a passing iteration or an iteration on another task breaks the run of failures', () => {
     let data = start();
     const step = (taskId: string, kind: 'pass' | 'fail' | 'no_change', iteration: number) => {

@@ -66,6 +66,21 @@ describe('buildSnapshot', () => {
     expect(snapshot.remaining.at(-1)).toMatchObject({ id: 'line 115', status: 'stray' });
   });
 
+  it('keeps a task waiting for an answer remaining, never ready; its phase goes on without it', () => {
+    const snapshot = buildSnapshot(parsed, none, new Set(['T005']));
+    expect(ids(snapshot.ready)).toEqual(['T006']);
+    expect(ids(snapshot.waiting ?? [])).toEqual(['T005']);
+    expect(snapshot.remaining.find((task) => task.id === 'T005')).toMatchObject({ status: 'waiting' });
+    expect(snapshot.remaining).toHaveLength(14);
+    // Both tasks of the phase set aside: the next phase is ready, as after a skip.
+    expect(ids(buildSnapshot(parsed, new Set(['T006']), new Set(['T005'])).ready)).toEqual(['T007', 'T008', 'T009', 'T012']);
+  });
+
+  it('says that a task waits on one waiting for an answer', () => {
+    const small = parseTasksMd('## Phase 1\n- [ ] T001 a\n- [ ] T002 b (depends on T001)\n');
+    expect(explainStuck(small, none, 'tasks.md', new Set(['T001']))).toContain('T002 waits on T001 (waiting for an answer to its question)');
+  });
+
   it('carries phase, story and priority in the task', () => {
     const snapshot = buildSnapshot(parsed, none);
     const t009 = snapshot.remaining.find((task) => task.id === 'T009');
@@ -106,6 +121,14 @@ describe('currentTaskBlock', () => {
     expect(block).toContain('- Open tasks of this phase, in order: T006');
     expect(block).toContain('Leave them alone');
     expect(block).toContain('- T005 Implement password hashing helpers (failed 3 iterations)');
+  });
+
+  it('tells the agent to leave tasks waiting for an answer alone, and gives it the answers to its own', () => {
+    const block = currentTaskBlock({ parsed, task: task('T006'), skipped: [], feature: 'f', tasksPath: 't', waiting: [{ id: 'T005', title: 'Implement password hashing helpers' }], answers: 'Your question and its answer: …\n- Question: bcrypt?\n- Answer: argon2' });
+    expect(block).toContain('- Open tasks of this phase, in order: T006');
+    expect(block).toContain("Tasks waiting for a person's answer");
+    expect(block).toContain('- T005 Implement password hashing helpers');
+    expect(block).toContain('- Question: bcrypt?\n- Answer: argon2');
   });
 
   it('suggests a phase commit message when the phase is no user story', () => {
