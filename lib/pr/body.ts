@@ -3,7 +3,7 @@
 import type { RunSummary } from '../events.ts';
 import { formatDuration } from '../duration.ts';
 import { escapeCell, iterationsTable } from '../report/markdown.ts';
-import { formatCost, skippedText } from '../report/totals.ts';
+import { AGENT_COLUMNS, agentRows, formatCost, skippedText } from '../report/totals.ts';
 
 export const SUMMARY_BEGIN = '<!-- ralph:summary (ralph rewrites what is between these two lines at each run with --pr) -->';
 export const SUMMARY_END = '<!-- /ralph:summary -->';
@@ -36,6 +36,8 @@ export function renderSummaryBlock(summary: RunSummary, context: { branch: strin
     '| --- | --- |',
     ...rows.map(([key, value]) => `| **${key}** | ${escapeCell(value)} |`),
     '',
+    ...questionLines(summary),
+    ...agentLines(summary),
     '#### Iterations',
     '',
     ...iterationsTable(summary),
@@ -43,6 +45,20 @@ export function renderSummaryBlock(summary: RunSummary, context: { branch: strin
     `_Written by ralph --pr at the end of session ${summary.sessionId}; the branch is pushed to ${context.target}._`,
     SUMMARY_END,
   ].join('\n');
+}
+
+/** The questions still open (a task waits for a person's answer, or was answered and waits for the next run). */
+function questionLines(summary: RunSummary): string[] {
+  const open = summary.questions ?? [];
+  if (open.length === 0) return [];
+  return ['#### Questions', '', '| task | question | answer |', '| --- | --- | --- |', ...open.map((item) => `| ${escapeCell(`${item.taskId} ${item.taskTitle}`)} | ${escapeCell(item.question)} | ${escapeCell(item.answer ?? `waiting: ralph answer ${item.taskId} "…"`)} |`), ''];
+}
+
+/** --fallback: what each agent did. */
+function agentLines(summary: RunSummary): string[] {
+  const rows = agentRows(summary);
+  if (rows.length === 0) return [];
+  return ['#### Agents', '', `| ${AGENT_COLUMNS.join(' | ')} |`, `| ${AGENT_COLUMNS.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`), ''];
 }
 
 /** `body` with its summary block replaced by `block`, or `block` added below what is there. */

@@ -67,3 +67,24 @@ describe('the pull request body', () => {
     expect(withSummaryBlock(`text ${SUMMARY_END}`, 'NEW')).toBe(`text ${SUMMARY_END}\n\nNEW\n`);
   });
 });
+
+describe('the summary block with questions and fallback agents', () => {
+  it('lists the questions still open and what each agent did', () => {
+    const block = renderSummaryBlock(
+      summary({
+        questions: [
+          { taskId: 'T003', taskTitle: 'Delete users', question: 'Should the API return 404 or 410 for deleted users?', iteration: 2, askedAt: '2026-01-01T00:00:30.000Z' },
+          { taskId: 'T004', taskTitle: 'Export', question: 'CSV or JSON?', iteration: 1, askedAt: '2026-01-01T00:00:10.000Z', answer: 'CSV' },
+        ],
+        agents: [
+          { agent: 'claude:opus', iterations: 0, costUsd: 0, inputTokens: 0, outputTokens: 0, limitedUntil: null },
+          { agent: 'codex', iterations: 2, costUsd: 0.02, inputTokens: 20, outputTokens: 10 },
+        ],
+      }),
+      { branch: '001-x', target: 'origin/001-x' },
+    );
+    expect(block).toContain('#### Questions\n\n| task | question | answer |\n| --- | --- | --- |\n| T003 Delete users | Should the API return 404 or 410 for deleted users? | waiting: ralph answer T003 "…" |\n| T004 Export | CSV or JSON? | CSV |');
+    expect(block).toContain('#### Agents\n\n| agent | iterations | cost | tokens in | tokens out | limited at the end |');
+    expect(block).toMatch(/\| claude:opus \| 0 \| [^|]+ \| 0 \| 0 \| for the rest of the run \|/);
+  });
+});
