@@ -62,13 +62,15 @@ export function foldQuestions(text: string): Question[] {
   return open;
 }
 
-/** The open questions of `root` (none when the file does not exist). */
+/** The open questions of `root` (none when the file, or its folder, does not exist). */
 export function readQuestions(root: string): Question[] {
   let text: string;
   try {
     text = readFileSync(path.join(root, QUESTIONS_FILE), 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    // No file, or no folder .ralph/ to hold one (a file of that name: the preflight says so): no question.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw error;
   }
   return foldQuestions(text);
