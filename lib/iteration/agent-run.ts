@@ -18,7 +18,6 @@ import { backoffDelays, retry } from '../retry.ts';
 import { runProcess, type Command, type ProcessResult } from '../process/runner.ts';
 import { clearAgent, recordAgent } from '../process/agent-pid.ts';
 import type { AgentRoster, Seat } from './agent-roster.ts';
-import { fallbackWait } from '../limits.ts';
 import type { Redactor } from '../redact/index.ts';
 
 /** What one agent run of an iteration needs to know. */
@@ -196,22 +195,27 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           return { kind: 'done', value };
         case 'fatal':
           // No credit left: another agent of the list takes over; without one this ends the run.
-          if (classification.spent && roster && switchFrom(seat, Number.POSITIVE_INFINITY, classification.reason)) return { kind: 'again', reason: classification.reason, value };
+          if (classification.spent && roster && roster.seats.length > 1 && switchFrom(seat, Number.POSITIVE_INFINITY, classification.reason)) return { kind: 'again', reason: classification.reason, value };
           throw new RalphError(`agent setup error: ${classification.reason}`, { hint: classification.hint });
         case 'usage_limit': {
+          const resetAt = classification.resetAt ?? deps.now();
+          // When this agent may run again: the reset and a small margin (usageWaitMs).
+          const until = deps.now() + usageWaitMs(resetAt, deps.now());
           // The same iteration goes on at once with the next agent not limited; only when all are does it wait.
-          if (roster && switchFrom(seat, classification.resetAt ?? deps.now() + fallbackWait(waits), classification.reason)) return { kind: 'again', reason: classification.reason, value };
-          const resetAt = roster ? (roster.earliestReset() ?? classification.resetAt ?? deps.now()) : (classification.resetAt ?? deps.now());
-          const ms = usageWaitMs(resetAt, deps.now());
+          if (roster && switchFrom(seat, until, classification.reason)) return { kind: 'again', reason: classification.reason, value };
+          const several = roster !== undefined && roster.seats.length > 1;
+          const wakeAt = several ? (roster.earliestReset() ?? until) : until;
+          const ms = Math.max(0, wakeAt - deps.now());
           if (ms > config.maxWait) {
-            throw new RalphError(`usage limit resets at ${dayjs(resetAt).format('YYYY-MM-DD HH:mm:ss')}, ${formatDuration(ms)} from now, longer than --max-wait ${formatDuration(config.maxWait)}: ${classification.reason}`, {
-              hint: 'start ralph again after the reset, or raise --max-wait',
+            throw new RalphError(`usage limit resets at ${dayjs(several ? wakeAt : resetAt).format('YYYY-MM-DD HH:mm:ss')}, ${formatDuration(ms)} from now, longer than --max-wait ${formatDuration(config.maxWait)}: ${classification.reason}`, {
+              hint: several ? 'every agent is limited: start ralph again after the reset, raise --max-wait, or add a --fallback' : 'start ralph again after the reset, or raise --max-wait',
             });
           }
           waits += 1;
           bus.emit({ type: 'attempt_failed', iteration, attempt, kind: 'usage_limit', reason: classification.reason });
-          lastWaitReason = roster && roster.seats.length > 1 ? `every agent is limited (${roster.state().map((item) => item.label).join(', ')}); ${seat.label}: ${classification.reason}` : classification.reason;
-          lastReset = roster ? resetAt : classification.resetAt;
+          lastWaitReason = several ? `every agent is limited (${roster.state().map((item) => item.label).join(', ')}); ${seat.label}: ${classification.reason}` : classification.reason;
+          // The provider's own reset lets workers that hit the same limit join one wait (usage-wait.ts).
+          lastReset = several ? undefined : classification.resetAt;
           return { kind: 'wait', ms, reason: classification.reason, value };
         }
         case 'transient':
@@ -226,7 +230,8 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
   function switchFrom(from: Seat, until: number, reason: string): boolean {
     roster!.limit(from, until, reason);
     const to = roster!.current();
-    if (!to) return false;
+    // Another agent, not this one again (a limit that has already passed is waited out as before).
+    if (!to || to === from) return false;
     bus.emit({ type: 'agent_switch', iteration, from: from.label, to: to.label, until, reason });
     return true;
   }

@@ -102,6 +102,17 @@ describe('--fallback', () => {
     }
   });
 
+  it('without a fallback, a limit whose reset has already passed is waited out (a second) as before, never a switch to itself', async () => {
+    sandbox = makeSandbox({ agents: ['claude'] });
+    specKitProject(sandbox, TASKS);
+    scenario(sandbox, [claudeLimited(-5), claudeDoes('T001'), claudeDoes('T002')]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/usage limit: waiting until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d .*five_hour/);
+    expect(result.stderr).not.toMatch(/continuing with/);
+    expect(JSON.parse(result.stdout).agents).toBeUndefined();
+  });
+
   it('claude then codex: the dry run shows each command line and checks each CLI is installed', async () => {
     sandbox = makeSandbox({ agents: ['claude', 'codex'] });
     specKitProject(sandbox, TASKS);
