@@ -9,6 +9,8 @@ import { DEFAULT_MAX_CONVERGE } from './converge.ts';
 import type { LockState } from '../lock.ts';
 import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
+import type { Seat } from '../iteration/agent-roster.ts';
+import type { Command } from '../process/runner.ts';
 import type { BreakerLimits } from './breaker.ts';
 import { describeWaiting } from '../questions/index.ts';
 
@@ -61,15 +63,17 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
     }
   }
   const isolate = config.extra.get('isolate') === true;
-  const isolation = isolate ? isolationArgs(agent, { cwd: root, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(root, '.ralph', 'isolation'), write: false }) : undefined;
-  const bare = agent.command({ prompt: prompt ?? '', model: config.model, profile: prepared.profile, extraArgs: config.extraArgs, cwd: root, isolationArgs: isolation });
-  const command = prepared.sandbox ? prepared.sandbox.wrap(bare, root) : bare;
+  // Each agent of the list as the run starts it: the primary, then each --fallback in the order a usage
+  // limit moves an iteration along.
+  const commandOf = (seat: Seat): Command => {
+    const isolation = isolate ? isolationArgs(seat.agent, { cwd: root, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(root, '.ralph', 'isolation'), write: false }) : undefined;
+    const bare = seat.agent.command({ prompt: prompt ?? '', model: seat.model, profile: seat.profile, extraArgs: seat.extraArgs, cwd: root, isolationArgs: isolation });
+    return prepared.sandbox ? prepared.sandbox.wrap(bare, root, seat.agent) : bare;
+  };
+  const command = commandOf(prepared.seats[0]!);
   out.push(`agent: ${[command.bin, ...command.args].map(quoteForDisplay).join(' ')}${command.stdin !== undefined ? ' < prompt on stdin' : ''}`);
-  // --fallback: each agent's own command line, in the order a usage limit moves an iteration along.
   const fallbacks = prepared.seats.slice(1).map((seat) => {
-    const seatIsolation = isolate ? isolationArgs(seat.agent, { cwd: root, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(root, '.ralph', 'isolation'), write: false }) : undefined;
-    const bareSeat = seat.agent.command({ prompt: prompt ?? '', model: seat.model, extraArgs: seat.extraArgs, cwd: root, isolationArgs: seatIsolation });
-    const wrapped = prepared.sandbox ? prepared.sandbox.wrap(bareSeat, root, seat.agent) : bareSeat;
+    const wrapped = commandOf(seat);
     return { agent: seat.label, command: { bin: wrapped.bin, args: wrapped.args } };
   });
   if (fallbacks.length > 0) {
