@@ -222,8 +222,8 @@ export class CommitGuard {
     let added: string[] = [];
     const close = (): void => {
       if (file === undefined) return;
-      const names = this.redactor?.secretNamesIn(Buffer.from(added.join('\n'))) ?? [];
       const text = added.join('\n');
+      const names = this.redactor?.secretNamesIn(Buffer.from(text)) ?? [];
       const byName = privateByName(file);
       if (names.length > 0) found.set(file, { path: file, why: { kind: 'secret', names } });
       else if (byName && added.length > 0) found.set(file, { path: file, why: { kind: 'private', what: byName } });

@@ -31,7 +31,6 @@ export interface WorkTreeState {
   changed: string[];
 }
 
-
 /** Past this many bytes of paths, a commit's paths go through a file (the command line has a limit). */
 const PATHS_ON_COMMAND_LINE = 64 * 1024;
 

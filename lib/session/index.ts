@@ -277,7 +277,6 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   return summary.exitCode;
 }
 
-
 /**
  * An error ralph did not expect (a bug): one line for the user, the stack kept in a file for the report.
  * Never a stack trace on the terminal.

@@ -23,7 +23,6 @@ export interface ViewOptions {
 /** Off a TTY, a line this often while an iteration runs and nothing was printed (option `heartbeat`). */
 export const DEFAULT_HEARTBEAT_MS = 5 * 60_000;
 
-
 /** The line-oriented renderer: one timestamped line per event, safe for tmux logs, Makefiles and CI. */
 export class LineView implements EventSink {
   private started = false;
