@@ -3,8 +3,12 @@
 // goes on at once with the next; only when every one is limited does the session wait, for the earliest
 // reset. Once the primary's reset has passed it is first again. The adapters stay pure data: the choice is
 // the iteration's (runAgent), the state is here, shared by every worker of the session.
+import os from 'node:os';
+import path from 'node:path';
+import { isolationArgs } from '../agents/isolation.ts';
 import type { Agent } from '../agents/types.ts';
 import type { IterationRecord } from '../events.ts';
+import type { Command } from '../process/runner.ts';
 
 /** One agent of the list: an adapter with its model (and, for the primary, its profile and extra arguments). */
 export interface Seat {
@@ -19,6 +23,34 @@ export interface Seat {
 /** A seat's name: the CLI, and the model when one is set. */
 export function seatLabel(agent: string, model: string | undefined): string {
   return model ? `${agent}:${model}` : agent;
+}
+
+/** What starting a seat's agent depends on besides the seat. */
+export interface SeatLaunch {
+  prompt: string;
+  /** Where the agent works (a worker's worktree, or the repository). */
+  cwd: string;
+  /** The repository: ralph's scratch folder for --isolate is under its .ralph/. */
+  root: string;
+  /** ralph's environment (HOME, the CLI's config folder). */
+  env: NodeJS.ProcessEnv;
+  /** --isolate: the CLI started without the user's hooks, plugins and MCP servers. */
+  isolate: boolean;
+  /** False for --dry-run: --isolate names its files without writing them. */
+  write?: boolean;
+  /** Extra environment for the agent (the source's, the worker's). */
+  extraEnv?: Record<string, string | undefined>;
+  /** --sandbox: the command wrapped for `cwd`. */
+  wrap?: (command: Command, cwd: string, agent: Agent) => Command;
+}
+
+/** The command that starts a seat's agent: the run and the dry run both build it here, so they cannot differ. */
+export function seatCommand(seat: Seat, launch: SeatLaunch): Command {
+  const { cwd, env } = launch;
+  const isolation = launch.isolate ? isolationArgs(seat.agent, { cwd, home: env.HOME ?? os.homedir(), env, scratch: path.join(launch.root, '.ralph', 'isolation'), ...(launch.write === false ? { write: false } : {}) }) : undefined;
+  const base = seat.agent.command({ prompt: launch.prompt, model: seat.model, profile: seat.profile, extraArgs: seat.extraArgs, cwd, isolationArgs: isolation });
+  const full = launch.extraEnv ? { ...base, env: { ...base.env, ...launch.extraEnv } } : base;
+  return launch.wrap ? launch.wrap(full, cwd, seat.agent) : full;
 }
 
 export interface SeatState {

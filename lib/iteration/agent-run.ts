@@ -1,10 +1,7 @@
 // One agent run for one iteration: the process, its events, and what ralph does about failures
 // (backoff on transient ones, a sleep until the reset on usage limits, a stop on setup errors).
 import dayjs from 'dayjs';
-import os from 'node:os';
-import path from 'node:path';
 import { classifyRun } from '../agents/classify.ts';
-import { isolationArgs } from '../agents/isolation.ts';
 import { newTranscript, record } from '../agents/transcript.ts';
 import type { Agent, AgentEvent, AgentRequest, Classification, Transcript } from '../agents/types.ts';
 import type { Config } from '../config.ts';
@@ -17,7 +14,7 @@ import type { UsageWait } from './usage-wait.ts';
 import { backoffDelays, retry } from '../retry.ts';
 import { runProcess, type Command, type ProcessResult } from '../process/runner.ts';
 import { clearAgent, recordAgent } from '../process/agent-pid.ts';
-import type { AgentRoster, Seat } from './agent-roster.ts';
+import { seatCommand, type AgentRoster, type Seat } from './agent-roster.ts';
 import type { Redactor } from '../redact/index.ts';
 
 /** What one agent run of an iteration needs to know. */
@@ -104,11 +101,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
   const commandFor = (seat: Seat): Command => {
     let command = commands.get(seat);
     if (!command) {
-      const isolation = isolate ? isolationArgs(seat.agent, { cwd: ctx.cwd, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(ctx.root, '.ralph', 'isolation') }) : undefined;
-      const request: AgentRequest = { prompt, model: seat.model, profile: seat.profile, extraArgs: seat.extraArgs, cwd: ctx.cwd, isolationArgs: isolation };
-      const base = seat.agent.command(request);
-      const full = { ...base, env: { ...base.env, ...ctx.env } };
-      command = ctx.wrap ? ctx.wrap(full, ctx.cwd, seat.agent) : full;
+      command = seatCommand(seat, { prompt, cwd: ctx.cwd, root: ctx.root, env: deps.env, isolate, extraEnv: ctx.env, wrap: ctx.wrap });
       commands.set(seat, command);
     }
     return command;

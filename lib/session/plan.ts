@@ -1,15 +1,12 @@
 import { formatDuration } from '../duration.ts';
 import { count } from '../tasks-left.ts';
-import os from 'node:os';
-import path from 'node:path';
-import { isolationArgs } from '../agents/isolation.ts';
 import type { Deps } from '../deps.ts';
 import { isRalphFile, startNotes, withUserWorkNote, type CommitMode } from '../commit-set.ts';
 import { DEFAULT_MAX_CONVERGE } from './converge.ts';
 import type { LockState } from '../lock.ts';
 import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
-import type { Seat } from '../iteration/agent-roster.ts';
+import { seatCommand, type Seat } from '../iteration/agent-roster.ts';
 import type { Command } from '../process/runner.ts';
 import type { BreakerLimits } from './breaker.ts';
 import { describeWaiting } from '../questions/index.ts';
@@ -65,11 +62,8 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   const isolate = config.extra.get('isolate') === true;
   // Each agent of the list as the run starts it: the primary, then each --fallback in the order a usage
   // limit moves an iteration along.
-  const commandOf = (seat: Seat): Command => {
-    const isolation = isolate ? isolationArgs(seat.agent, { cwd: root, home: deps.env.HOME ?? os.homedir(), env: deps.env, scratch: path.join(root, '.ralph', 'isolation'), write: false }) : undefined;
-    const bare = seat.agent.command({ prompt: prompt ?? '', model: seat.model, profile: seat.profile, extraArgs: seat.extraArgs, cwd: root, isolationArgs: isolation });
-    return prepared.sandbox ? prepared.sandbox.wrap(bare, root, seat.agent) : bare;
-  };
+  const sandbox = prepared.sandbox;
+  const commandOf = (seat: Seat): Command => seatCommand(seat, { prompt: prompt ?? '', cwd: root, root, env: deps.env, isolate, write: false, ...(sandbox ? { wrap: (bare, cwd, cli) => sandbox.wrap(bare, cwd, cli) } : {}) });
   const command = commandOf(prepared.seats[0]!);
   out.push(`agent: ${[command.bin, ...command.args].map(quoteForDisplay).join(' ')}${command.stdin !== undefined ? ' < prompt on stdin' : ''}`);
   const fallbacks = prepared.seats.slice(1).map((seat) => {
