@@ -1,6 +1,6 @@
 // --isolate end to end: the flags reach the agent's command line (with the project's own MCP file handed
 // back), and an agent whose CLI has no way to isolate runs as usual after one warning.
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, closeStep, FAST, makeSandbox, runRalph, scenario, seedBeads, standardEpic, type Sandbox } from './helpers.ts';
@@ -28,6 +28,21 @@ describe('--isolate', () => {
     const result = await runRalph(sandbox, FAST);
     expect(result.code, result.stderr).toBe(0);
     expect(agentCalls(sandbox)[0]!.argv).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions']);
+  });
+
+  it('the dry run names the empty settings file a run hands amp, and writes nothing; the run writes it', async () => {
+    sandbox = makeSandbox({ agents: ['amp'] });
+    seedBeads(sandbox, standardEpic(1));
+    const settings = path.join(sandbox.repo, '.ralph', 'isolation', 'amp-settings.json');
+    const dry = await runRalph(sandbox, ['--agent', 'amp', '--isolate', '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(`${dry.stdout}${dry.stderr}`).toContain(`--settings-file ${settings}`);
+    expect(existsSync(settings)).toBe(false);
+    scenario(sandbox, [closeStep('ws-9w6.2')]);
+    const run = await runRalph(sandbox, ['--agent', 'amp', '--isolate', ...FAST]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(agentCalls(sandbox)[0]!.argv).toContain(settings);
+    expect(readFileSync(settings, 'utf8')).toBe('{}\n');
   });
 
   it('warns once for a CLI that has no isolation (cursor) and runs it as usual', async () => {
