@@ -248,6 +248,20 @@ describe("the agent's failures, the settings and the command line, in beads mode
     }
   });
 
+  // claude refuses only root: as another user there is nothing to find.
+  it.skipIf(process.getuid?.() !== 0)('asks the same of a --fallback claude and a --review claude as root, naming which', async () => {
+    sandbox = makeSandbox({ agents: ['codex', 'claude'] });
+    seedBeads(sandbox, standardEpic(1));
+    const env = { ...sandbox.env };
+    delete env.IS_SANDBOX;
+    sandbox.env = env;
+    const result = await runRalph(sandbox, ['--agent', 'codex', '--fallback', 'claude', '--review', 'claude:opus', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(agentCalls(sandbox)).toHaveLength(0);
+    expect(result.stderr).toContain('ralph: ✗ the fallback claude (--fallback): claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1');
+    expect(result.stderr).toContain('ralph: ✗ the reviewer (--review claude:opus): claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1');
+  });
+
   it('exits 1 with a one-line error for an unknown flag or bad value', async () => {
     sandbox = makeSandbox();
     const unknown = await runRalph(sandbox, ['--max-iteration', '3']);
