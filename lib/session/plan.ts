@@ -63,7 +63,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   // Each agent of the list as the run starts it: the primary, then each --fallback in the order a usage
   // limit moves an iteration along.
   const sandbox = prepared.sandbox;
-  const commandOf = (seat: Seat): Command => seatCommand(seat, { prompt: prompt ?? '', cwd: root, root, env: deps.env, isolate, write: false, ...(sandbox ? { wrap: (bare, cwd, cli) => sandbox.wrap(bare, cwd, cli) } : {}) });
+  const commandOf = (seat: Seat): Command => seatCommand(seat, { prompt: prompt ?? '', cwd: root, root, env: deps.env, isolate, write: false, ...(sandbox ? { wrap: sandbox.wrap.bind(sandbox) } : {}) });
   const command = commandOf(prepared.seats[0]!);
   out.push(`agent: ${[command.bin, ...command.args].map(quoteForDisplay).join(' ')}${command.stdin !== undefined ? ' < prompt on stdin' : ''}`);
   const fallbacks = prepared.seats.slice(1).map((seat) => {

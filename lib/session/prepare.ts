@@ -1,7 +1,7 @@
 // Preparing a run: config, source, agent and every prerequisite, checked before anything changes.
 import { getAgent } from '../agents/index.ts';
 import type { CommitMode } from '../commit-set.ts';
-import { seatLabel, type Seat } from '../iteration/agent-roster.ts';
+import { seatCommand, seatLabel, type Seat } from '../iteration/agent-roster.ts';
 import type { Agent } from '../agents/types.ts';
 import type { OptionValue } from '../config/values.ts';
 import { readConfigFile, resolveConfig, type Config } from '../config.ts';
@@ -110,9 +110,12 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
     }
   }
   const seats = await resolveSeats(config, { agent, profile }, deps.env, problems);
-  for (const [who, cli, request] of [...seats.map((seat, index) => [index === 0 ? 'agent' : `the fallback ${seat.label}`, seat.agent, seat] as const), ...(review ? [['reviewer', review.agent, { model: review.model, extraArgs: [] }] as const] : [])] as const) {
-    const bare = cli.command({ prompt: '', cwd: root, ...request });
-    const refusal = cli.refuses?.(sandbox ? sandbox.wrap(bare, root, cli) : bare, { uid: process.getuid?.(), env: deps.env });
+  // Each agent's command as the run starts it (seatCommand), asked whether its CLI would refuse it.
+  const launch = { prompt: '', cwd: root, root, env: deps.env, isolate: config.extra.get('isolate') === true, write: false, ...(sandbox ? { wrap: sandbox.wrap.bind(sandbox) } : {}) };
+  const checked: Array<[string, Seat]> = seats.map((seat, index) => [index === 0 ? 'agent' : `the fallback ${seat.label}`, seat]);
+  if (review) checked.push(['reviewer', { label: review.label, agent: review.agent, model: review.model, extraArgs: [] }]);
+  for (const [who, seat] of checked) {
+    const refusal = seat.agent.refuses?.(seatCommand(seat, launch), { uid: process.getuid?.(), env: deps.env });
     if (refusal) problems.push(who === 'agent' ? refusal : who === 'reviewer' ? `the reviewer (--review ${review!.label}): ${refusal}` : `${who} (--fallback): ${refusal}`);
   }
   // --pr: a remote, gh logged in, the branch to open the pull request into; its modules load only then.

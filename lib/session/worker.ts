@@ -136,7 +136,8 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     await source.workers.markDone(result.tasksDone);
     await source.settle?.(result, info);
     // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-    const state = options.guard ? options.guard.decide(main.cwd, await main.changedUnder(stateFiles())) : { paths: await main.changedUnder(stateFiles()), leftOut: [] };
+    const stateChanged = await main.changedUnder(stateFiles());
+    const state = options.guard ? options.guard.decide(main.cwd, stateChanged) : { paths: stateChanged, leftOut: [] };
     const changed = state.paths;
     leftOut.push(...state.leftOut);
     const amend = own !== undefined && !('conflict' in replay) && replay.commits > 0;
