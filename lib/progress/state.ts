@@ -2,9 +2,6 @@
 import type { RunEvent, RunStatus } from '../events.ts';
 import { reviewLine } from '../review-text.ts';
 
-// Moved to their own module; still exported from here for existing importers.
-export { describeState, formatClock, formatCountdown } from './describe.ts';
-
 export type RunState = 'starting' | 'running' | 'reviewing' | 'backing_off' | 'waiting_usage_reset' | 'paused' | 'finished';
 
 export interface RunCounts {

@@ -2,7 +2,8 @@ import os from 'node:os';
 import { formatDuration } from '../duration.ts';
 import type { Output } from '../deps.ts';
 import type { EventSink, RunEvent } from '../events.ts';
-import { describeState, RunTracker, type RunStatusFile } from '../progress/state.ts';
+import { describeState } from '../progress/describe.ts';
+import { RunTracker, type RunStatusFile } from '../progress/state.ts';
 import { paint, useColor } from './colour.ts';
 import { DEFAULT_HEARTBEAT_MS, LineView } from './plain.ts';
 

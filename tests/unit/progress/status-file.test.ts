@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readStatusFile, StatusFileSink, statusPath } from '../../../lib/progress/status-file.ts';
-import { describeState, formatCountdown } from '../../../lib/progress/state.ts';
+import { describeState, formatCountdown } from '../../../lib/progress/describe.ts';
 import { script, sessionStart, T0, task } from './fixtures.ts';
 import { tempDir } from '../../support/temp.ts';
 
