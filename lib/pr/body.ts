@@ -4,6 +4,7 @@ import type { RunSummary } from '../events.ts';
 import { formatDuration } from '../duration.ts';
 import { escapeCell, iterationsTable } from '../report/markdown.ts';
 import { AGENT_COLUMNS, agentRows, formatCost, skippedText } from '../report/totals.ts';
+import { answerCommand } from '../questions/text.ts';
 
 export const SUMMARY_BEGIN = '<!-- ralph:summary (ralph rewrites what is between these two lines at each run with --pr) -->';
 export const SUMMARY_END = '<!-- /ralph:summary -->';
@@ -51,7 +52,7 @@ export function renderSummaryBlock(summary: RunSummary, context: { branch: strin
 function questionLines(summary: RunSummary): string[] {
   const open = summary.questions ?? [];
   if (open.length === 0) return [];
-  return ['#### Questions', '', '| task | question | answer |', '| --- | --- | --- |', ...open.map((item) => `| ${escapeCell(`${item.taskId} ${item.taskTitle}`)} | ${escapeCell(item.question)} | ${escapeCell(item.answer ?? `waiting: ralph answer ${item.taskId} "…"`)} |`), ''];
+  return ['#### Questions', '', '| task | question | answer |', '| --- | --- | --- |', ...open.map((item) => `| ${escapeCell(`${item.taskId} ${item.taskTitle}`)} | ${escapeCell(item.question)} | ${escapeCell(item.answer ?? `waiting: ${answerCommand(item.taskId)}`)} |`), ''];
 }
 
 /** --fallback: what each agent did. */

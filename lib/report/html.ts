@@ -76,6 +76,7 @@ export function renderHtmlReport(summary: RunSummary): string {
   const questions = questionRows(summary).map(
     (row) => `<tr><td class="num">${row.iteration}</td><td><code>${e(row.taskId)}</code> ${e(row.taskTitle)}</td><td>${e(row.question)}</td><td>${e(row.state)}</td></tr>`,
   );
+  const agents = agentRows(summary);
   const legend = (Object.keys(OUTCOME_COLOUR) as Array<keyof typeof OUTCOME_COLOUR>)
     .map((outcome) => `<span><i class="swatch" style="background:${OUTCOME_COLOUR[outcome]}"></i>${e(OUTCOME_LABEL[outcome])}</span>`)
     .join('');
@@ -97,7 +98,7 @@ ${facts.map(([key, value]) => `<dt>${e(key)}</dt><dd>${e(value)}</dd>`).join('\n
 <div class="cards">
 ${cards.map(([label, value]) => `<div class="card"><b>${e(value)}</b><span>${e(label)}</span></div>`).join('\n')}
 </div>
-${agentRows(summary).length > 0 ? `<h2>Agents</h2>\n<table><thead><tr>${AGENT_COLUMNS.map((name) => `<th>${e(name)}</th>`).join('')}</tr></thead><tbody>${agentRows(summary).map((row) => `<tr>${row.map((cell) => `<td>${e(cell)}</td>`).join('')}</tr>`).join('')}</tbody></table>\n` : ''}<h2>Timeline</h2>
+${agents.length > 0 ? `<h2>Agents</h2>\n<table><thead><tr>${AGENT_COLUMNS.map((name) => `<th>${e(name)}</th>`).join('')}</tr></thead><tbody>${agents.map((row) => `<tr>${row.map((cell) => `<td>${e(cell)}</td>`).join('')}</tr>`).join('')}</tbody></table>\n` : ''}<h2>Timeline</h2>
 ${summary.records.length === 0 ? '<p>No iteration ran.</p>' : `<div class="legend">${legend}</div>\n${renderTimeline(summary.records)}`}
 <h2>Iterations</h2>
 ${

@@ -4,6 +4,7 @@ import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts
 import { formatDuration } from '../duration.ts';
 import { reviewLine } from '../review-text.ts';
 import { pullRequestText } from '../pr/lines.ts';
+import { answerCommand } from '../questions/text.ts';
 
 export interface ReportTotals {
   iterations: number;
@@ -150,7 +151,7 @@ export function questionRows(summary: RunSummary): QuestionRow[] {
   const stateOf = (taskId: string, iteration: number): string => {
     const found = open.find((item) => item.taskId === taskId && item.iteration === iteration);
     if (!found) return 'answered; the task was worked on since';
-    return found.answer === undefined ? `waiting for an answer: ralph answer ${taskId} "…"` : `answered: ${found.answer}`;
+    return found.answer === undefined ? `waiting for an answer: ${answerCommand(taskId)}` : `answered: ${found.answer}`;
   };
   const asked = summary.records.filter((record) => record.outcome === 'question' && record.question !== undefined);
   const rows = asked.map((record) => ({ taskId: record.taskId, taskTitle: record.taskTitle, iteration: record.iteration, question: record.question!, state: stateOf(record.taskId, record.iteration) }));

@@ -1,5 +1,6 @@
 // Which prd.json items the loop may pick, as tasks, and why the others wait.
 import type { Snapshot, Task } from '../types.ts';
+import { answerCommand } from '../../questions/text.ts';
 import { byPriority, type PrdDocument, type PrdItem } from './schema.ts';
 
 /** Failed iterations after which a task ralph blocked is no longer retried. */
@@ -52,7 +53,7 @@ export function stuckLine(task: Task): string {
   const meta = task.meta ?? {};
   const attempts = typeof meta.attempts === 'number' ? meta.attempts : 0;
   const head = `${task.id} "${task.title}"`;
-  if (meta.waiting === true) return `${head}: waiting for a person's answer to its question (ralph answer ${task.id} "…")`;
+  if (meta.waiting === true) return `${head}: waiting for a person's answer to its question (${answerCommand(task.id)})`;
   if (task.status === 'in_iteration') {
     return `${head}: in_iteration since iteration ${String(meta.iterationNumber ?? '?')} (another run holds it, or it was interrupted: ralph resume puts it back)`;
   }
