@@ -6,10 +6,10 @@ import { reviewLine } from '../../review-text.ts';
 import { appendText, writeFileAtomic } from '../../fs-atomic.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { ConvergeVerdict, IterationInfo, IterationResult, SourceContext } from '../types.ts';
+import { extractLearnings } from './learnings.ts';
 import { readText } from './paths.ts';
 import {
   ENTRY_HEADING,
-  extractLearnings,
   iterationEntry,
   progressHeader,
   recordIteration,

@@ -1,9 +1,6 @@
 // progress.txt entries and the ralph-tasks.json mirror: pure text and data, written by index.ts.
 import { copiesByTask, type ParsedTasks } from './parse.ts';
 
-// Moved to its own module; still exported from here for existing importers.
-export { extractLearnings } from './learnings.ts';
-
 export const PROGRESS_FILE = 'progress.txt';
 export const TRACKING_FILE = 'ralph-tasks.json';
 /** Consecutive failed iterations of one task before it is set aside. */

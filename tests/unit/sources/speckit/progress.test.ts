@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
+import { extractLearnings } from '../../../../lib/sources/speckit/learnings.ts';
 import { parseTasksMd } from '../../../../lib/sources/speckit/parse.ts';
 import {
   emptyTracking,
-  extractLearnings,
   iterationEntry,
   lastIterationNumber,
   parseTracking,
