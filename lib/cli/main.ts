@@ -3,6 +3,7 @@ import { realDeps, type Deps } from '../deps.ts';
 import { errorMessage, RalphError } from '../errors.ts';
 import { fileSystemError } from '../fs-errors.ts';
 import { parseArgv, type ParsedArgv } from './argv.ts';
+import { saysTrue } from '../config/values.ts';
 import { helpText } from './help.ts';
 import { printError } from '../view/print-error.ts';
 
@@ -63,12 +64,12 @@ export async function main(argv: readonly string[], signal: AbortSignal, deps: D
 
 /** Whether --json was asked for by a command line that could not be parsed (or by RALPH_JSON). */
 function wantsJson(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  let wanted = /^(1|true|yes|on)$/i.test(env.RALPH_JSON ?? '');
+  let wanted = saysTrue(env.RALPH_JSON ?? '');
   for (const arg of argv) {
     if (arg === '--') break;
     if (arg === '--json') wanted = true;
     else if (arg === '--no-json') wanted = false;
-    else if (arg.startsWith('--json=')) wanted = /^(1|true|yes|on)$/i.test(arg.slice('--json='.length));
+    else if (arg.startsWith('--json=')) wanted = saysTrue(arg.slice('--json='.length));
   }
   return wanted;
 }

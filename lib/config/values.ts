@@ -7,6 +7,11 @@ export type OptionValue = string | number | boolean | string[];
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on']);
 const FALSE_WORDS = new Set(['0', 'false', 'no', 'off', '']);
 
+/** Whether a boolean option's text says yes (`1`, `true`, `yes`, `on`, any case). */
+export function saysTrue(text: string): boolean {
+  return TRUE_WORDS.has(text.trim().toLowerCase());
+}
+
 /** Converts one raw value to the option's type; `where` names its origin for the error message. */
 export function convertValue(spec: OptionSpec, raw: unknown, where: string): OptionValue {
   const fail = (expected: string): never => {
