@@ -86,6 +86,11 @@ export interface SourceContext {
   config: Config;
   deps: Deps;
   warn: (message: string) => void;
+  /**
+   * --remote: this clone's host id (lib/landing/host.ts), unique per clone; several hosts work on the
+   * feature, so what a source names as this run's (bd's claim actors) carries it. Undefined on one machine.
+   */
+  host?: string;
 }
 
 /** How a source works with several workers, each in its own git worktree (`--parallel N`). */
@@ -169,6 +174,14 @@ export interface TaskSource {
   explainStuck(snapshot: Snapshot): string;
   /** Several workers in git worktrees on this source's tasks. */
   readonly workers: WorkerSupport;
+  /**
+   * --remote (several hosts on one feature): where the task state is shared. `files`: it lives in files
+   * that travel with the commits, so ralph claims tasks with refs on the git remote (Spec Kit, PRD; the
+   * default when absent). `database`: the source's own shared database holds state and claims (beads 1.x
+   * in server mode), no ref needed. `{ problem }`: --remote cannot work with this source as it is set up;
+   * one line saying what is needed.
+   */
+  remoteState?(): 'files' | 'database' | { problem: string };
   /** Converge passes once every task is done (`--converge`); sources without it do not converge. */
   readonly converge?: ConvergeSupport;
   /** How messages name a task and its finishing (`bead` … `closed`, `task` … `checked off`). */
