@@ -114,7 +114,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let head = await ctx.git.head();
   // Several workers: the merge lock and the worktree workspaces, whose modules load only then.
   const several = single ? undefined : await (async () => {
-    const [{ MergeLock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('./merge.ts'), import('./worker.ts')]);
+    const [{ MergeLock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('../landing/replay.ts'), import('./worker.ts')]);
     return { lock: new MergeLock(head), worktreeWorkspace, closeWorkers };
   })();
   const workers = new Map<number, WorkerWorkspace>();

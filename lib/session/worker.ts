@@ -7,8 +7,8 @@ import { matchesAny } from '../iteration/work-state.ts';
 import type { Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { TaskSource } from '../sources/types.ts';
-import { pickOnto, replayOnto, type MergeLock, type Replay } from './merge.ts';
-import { commitText, type Worktree, type Worktrees } from './worktrees.ts';
+import { commitText, pickOnto, replayOnto, type MergeLock, type Replay } from '../landing/replay.ts';
+import type { Worktree, Worktrees } from './worktrees.ts';
 
 export interface WorkerOptions {
   tree: Worktree;

@@ -5,6 +5,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkS
 import path from 'node:path';
 import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
 import { excludeFromGit, Git } from '../git.ts';
+import { isUnder } from '../landing/replay.ts';
 
 export const WORKTREES_DIR = path.join('.ralph', 'worktrees');
 export const WORKER_BRANCH_PREFIX = 'ralph-worker/';
@@ -213,16 +214,6 @@ export class Worktrees {
 /** Branches holding work ralph kept instead of merging, newest name last. */
 export async function keptBranches(git: Git): Promise<string[]> {
   return (await git.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${KEPT_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean).sort();
-}
-
-export function isUnder(file: string, roots: readonly string[]): boolean {
-  return roots.some((root) => file === root || file.startsWith(`${root.replace(/\/$/, '')}/`));
-}
-
-/** A commit message with trailers, as ralph writes them. */
-export function commitText(message: string, trailers: Record<string, string>): string {
-  const body = Object.entries(trailers).map(([key, value]) => `${key}: ${value}`);
-  return body.length > 0 ? `${message}\n\n${body.join('\n')}\n` : `${message}\n`;
 }
 
 /** The main worktree's state files, copied over the worktree's (or removed there when the main has none). */

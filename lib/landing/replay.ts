@@ -1,8 +1,7 @@
-// Merging a worker's commits back: one at a time (a lock), each commit replayed on the feature branch's
+// Replaying a worker's commits (lib/landing: where tasks are claimed and landed, one host or several): one at a time (a lock), each commit replayed on the feature branch's
 // current head with its author and message, the source's state files left out, then the main worktree
 // fast-forwarded. A conflict is never left in a file: the replay is undone and the conflicting paths named.
 import type { Git } from '../git.ts';
-import { isUnder } from './worktrees.ts';
 
 /** Runs jobs one after another, in the order they asked; knows the feature branch's head between merges. */
 export class MergeLock {
@@ -74,4 +73,14 @@ export async function pickOnto(tree: Git, commit: string, target: string): Promi
 
 function firstLine(text: string): string {
   return text.trim().split('\n')[0] ?? 'git cherry-pick failed';
+}
+
+export function isUnder(file: string, roots: readonly string[]): boolean {
+  return roots.some((root) => file === root || file.startsWith(`${root.replace(/\/$/, '')}/`));
+}
+
+/** A commit message with trailers, as ralph writes them. */
+export function commitText(message: string, trailers: Record<string, string>): string {
+  const body = Object.entries(trailers).map(([key, value]) => `${key}: ${value}`);
+  return body.length > 0 ? `${message}\n\n${body.join('\n')}\n` : `${message}\n`;
 }
