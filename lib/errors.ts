@@ -82,3 +82,6 @@ export function errorMessage(error: unknown): string {
 
 /** A beads task was taken by someone else between `bd ready` and a worker's claim: the loop picks another. */
 export class ClaimLostError extends RalphError {}
+
+/** --remote: the remote did not answer for longer than --remote-wait (lib/landing/remote.ts). */
+export class RemoteUnreachableError extends RalphError {}

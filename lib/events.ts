@@ -144,8 +144,19 @@ export interface RunSummary {
   agents?: Array<{ agent: string; iterations: number; costUsd: number; inputTokens: number; outputTokens: number; limitedUntil?: string | null }>;
   /** `--pr`: the push and the pull request. */
   pr?: PullRequestRecord;
+  /** --remote: the remote and branch every host shared, this host, and who landed what during this run. */
+  remote?: RemoteSummary;
   /** The questions of the source's tasks as the run ends: waiting for an answer, or answered and not yet worked on. */
   questions?: QuestionSummary[];
+}
+
+export interface RemoteSummary {
+  name: string;
+  branch: string;
+  host: string;
+  /** Tasks this host landed, and tasks the other hosts landed while this run went on. */
+  landedHere: number;
+  landedElsewhere: number;
 }
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */

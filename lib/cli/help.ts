@@ -1,6 +1,6 @@
 import { envName, OPTIONS, type OptionSpec } from '../config/options.ts';
 
-const GROUP_ORDER: OptionSpec['group'][] = ['Run', 'Agent', 'Retries and limits', 'Spec Kit', 'PRD', 'Pull request', 'Containment', 'Output', 'Notify and serve', 'General'];
+const GROUP_ORDER: OptionSpec['group'][] = ['Run', 'Agent', 'Retries and limits', 'Spec Kit', 'PRD', 'Several machines', 'Pull request', 'Containment', 'Output', 'Notify and serve', 'General'];
 
 /** --help: commands, options grouped with defaults and env names, exit codes. */
 export function helpText(version: string): string {

@@ -12,7 +12,7 @@ export interface OptionSpec {
   min?: number;
   /** Largest value for numeric kinds; durations are never above MAX_DURATION_MS. */
   max?: number;
-  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Pull request' | 'Containment' | 'Output' | 'Notify and serve' | 'General';
+  group: 'Run' | 'Agent' | 'Retries and limits' | 'Spec Kit' | 'PRD' | 'Several machines' | 'Pull request' | 'Containment' | 'Output' | 'Notify and serve' | 'General';
   /** Shown in --help; the real defaults live in config.ts. */
   defaultText?: string;
   help: string;
@@ -58,6 +58,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'gate', kind: 'list', group: 'Run', arg: 'CMD', defaultText: 'prd: typecheck, lint and test scripts of package.json; others: none', help: 'quality gate run by a shell after each iteration (repeatable); --gate none for no gates' },
   { name: 'commit', kind: 'boolean', group: 'Run', defaultText: 'on in prd mode, off otherwise', help: 'commit each passing iteration as "ralph: <task> <title>" with Ralph-Iteration and Ralph-Task trailers; --no-commit to skip' },
   { name: 'parallel', kind: 'int', min: 1, max: 64, group: 'Run', arg: 'N', defaultText: '1', help: 'run N agents at once, each in its own git worktree on its own branch; ralph merges their commits back one at a time' },
+  { name: 'remote', kind: 'string', group: 'Several machines', arg: 'NAME', defaultText: 'off', help: "work with every other ralph run on this feature branch of the git remote NAME, on any machine: tasks are claimed on the remote (refs/ralph/…; beads: bd's own claims in a shared database) and each passing task is replayed on the remote's head and pushed" },
+  { name: 'lease', kind: 'duration', group: 'Several machines', arg: 'DURATION', defaultText: '10m', help: "with --remote: how long a claim lives unrenewed (ralph renews it while the agent works); past it, another host takes the task over" },
+  { name: 'remote-wait', kind: 'duration', group: 'Several machines', arg: 'DURATION', defaultText: '30m', help: 'with --remote: how long the remote may not answer (ralph waits and tries again, the work kept in this clone) before the run stops with exit 1' },
+  { name: 'host-name', kind: 'string', group: 'Several machines', arg: 'NAME', defaultText: 'the machine\'s hostname', help: 'with --remote: the name the other hosts see in claims, status and reports' },
   { name: 'pr', kind: 'boolean', group: 'Pull request', defaultText: 'off', help: "push the branch as work lands (never forced) and at the end open one draft pull request into the remote's default branch with gh, its body the run's summary; a later run updates it; ready for review once every task is done" },
   { name: 'pr-draft', kind: 'boolean', group: 'Pull request', defaultText: 'off', help: 'with --pr: keep the pull request a draft even when every task is done' },
   { name: 'sandbox', kind: 'string', choices: ['none', 'bwrap'], group: 'Containment', arg: 'KIND', defaultText: 'none', help: "run the agent and the gates under bubblewrap (Linux): the repository, a private /tmp and the agent's own state writable, everything else read-only, ~/.ssh ~/.aws ~/.gnupg ~/.config/gh ~/.netrc ~/.docker … hidden" },
@@ -88,7 +92,7 @@ export const OPTIONS: readonly OptionSpec[] = [
  * not ignored. `run` and `resume` read every option but those only other commands read.
  */
 export const COMMAND_FLAGS: Partial<Record<CommandName, readonly string[]>> = {
-  status: ['json', 'watch', 'source', 'prd', 'feature', 'epic'],
+  status: ['json', 'watch', 'source', 'prd', 'feature', 'epic', 'remote'],
   report: ['json'],
   stop: ['now'],
   pause: [],

@@ -47,6 +47,11 @@ export interface IterationContext {
   guard?: CommitGuard;
   /** The session's agents in order (--fallback) and their usage limits. */
   roster?: AgentRoster;
+  /**
+   * --remote with claims as refs: the remote holds the task's claim, so the source's own (a mark in its
+   * state files, which every host shares) is not made; a source whose database claims (beads) still does.
+   */
+  claimedOnRemote?: boolean;
 }
 
 export interface IterationOutput {
@@ -76,7 +81,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const { source, deps, bus, workspace } = ctx;
   const startedAt = deps.now();
   // A claim that fails (another worker took the bead) throws before the iteration has started.
-  await source.claim?.(task, info);
+  if (!ctx.claimedOnRemote) await source.claim?.(task, info);
   bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }) });
   // The user's own uncommitted work is not the agent's to commit: said in every prompt ralph writes (a bare
   // slash command such as beads' /sp:next takes no text after it). A worker's worktree holds none of it.
@@ -100,7 +105,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
       signal: ctx.signal,
       logBase: path.join(ctx.logDir, `iteration-${info.iteration}`),
       env: { ...source.agentEnv?.(), ...workspace.env() },
-      reclaim: async () => source.claim?.(task, info),
+      reclaim: async () => (ctx.claimedOnRemote ? undefined : source.claim?.(task, info)),
       usageWait: ctx.usageWait,
       wrap: ctx.wrap,
       redactor: ctx.redactor,

@@ -22,6 +22,7 @@ import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
+import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from '../landing/preflight.ts';
 import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
 import type { Handover } from '../pr/index.ts';
 import { questionsAtStart, questionSummaries } from '../questions/index.ts';
@@ -178,6 +179,20 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commitOn) await git.warmUp();
+      // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
+      const dock = prepared.remote ? (await import('../landing/remote.ts')).remoteDock({
+        main: git,
+        target: prepared.remote,
+        me: { host: prepared.remote.host, clone: root, run: sessionId, pid: process.pid },
+        leaseMs: (config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS,
+        waitMs: (config.extra.get('remote-wait') as number | undefined) ?? DEFAULT_REMOTE_WAIT_MS,
+        deps,
+        signal,
+        warn,
+        info: (message) => bus.emit({ type: 'info', message }),
+        head: await git.head(),
+      }) : undefined;
+      if (dock) for (const message of await dock.join()) bus.emit({ type: 'info', message });
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
@@ -210,9 +225,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         review: prepared.review,
         redactor,
         wrap,
+        dock,
       });
       // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit.
-      if (commitOn) {
+      // (--remote: every record was published as it was made.)
+      if (commitOn && !prepared.remote) {
         try {
           const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
           if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
@@ -220,7 +237,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
           warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
         }
       }
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}) });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}) });
       finished = true;
     } finally {
       control.close();

@@ -25,8 +25,10 @@ import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types
 import type { WorkerWorkspace } from './worker.ts';
 import { Worktrees } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
+import type { Dock } from '../landing/types.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
+import { endLoop, pollMs } from './loop-end.ts';
 import { describeWaiting } from '../questions/index.ts';
 
 export interface LoopContext {
@@ -64,6 +66,8 @@ export interface LoopContext {
   convergence?: Convergence;
   roster?: AgentRoster; // the agents in order (--fallback) and their usage limits, shared by every worker
   commitState?: (message: string, iteration: number) => Promise<Committed>;
+  /** --remote: where every host claims and lands (lib/landing/remote.ts); absent: this host alone. */
+  dock?: Dock;
 }
 
 export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
@@ -79,7 +83,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   mkdirSync(ctx.logDir, { recursive: true });
   const firstIteration = ((await source.lastIteration?.()) ?? 0) + 1;
   const size = Math.max(1, ctx.config.parallel);
-  const single = size === 1;
+  const remote = ctx.dock?.remote;
+  // Several hosts: even one worker works in a worktree, and lands by replaying on the remote's head.
+  const single = size === 1 && !remote;
   // One worker's fatal error stops the others: they share this signal, chained to the run's.
   const control = new AbortController();
   const onAbort = (): void => control.abort(ctx.signal.reason);
@@ -93,30 +99,23 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let failure: string | undefined;
   let firstError: unknown;
   let lastSnapshot: Snapshot | undefined;
-  const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult => ({
-    status,
-    exitCode,
-    message,
-    iterations: ctx.records.length,
-    tasksCompleted: ctx.records.reduce((sum, item) => sum + item.tasksDone.length, 0),
-    tasksRemaining: snapshot?.remaining.length ?? 0,
-    tasksSkipped: snapshot?.skipped?.length ?? 0,
-    skippedTaskIds: snapshot?.skipped?.map((task) => task.id) ?? [],
-    costUsd,
-    records: ctx.records,
-    ...(ctx.convergence ? { converge: ctx.convergence.summary() } : {}),
-  });
+  /** Tasks done on the shared head when this run first looked (several hosts: the others' count is the rest). */
+  let doneAtStart: number | undefined;
+  const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult =>
+    endLoop({ status, exitCode, message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart });
 
   const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit, amendState: ctx.amendState }) : undefined;
   const worktrees = single ? undefined : new Worktrees(ctx.root, ctx.guard);
   // HEAD as the next iteration starts: read once, then carried from each iteration's end (one worker) or
   // published by each merge (several).
   let head = await ctx.git.head();
-  // Several workers: the merge lock and the worktree workspaces, whose modules load only then.
+  // Several workers: where they land (this host's branch, or the remote's) and the worktree workspaces,
+  // whose modules load only then.
   const several = single ? undefined : await (async () => {
-    const [{ MergeLock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('../landing/replay.ts'), import('./worker.ts')]);
-    return { lock: new MergeLock(head), worktreeWorkspace, closeWorkers };
+    const [{ localDock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('../landing/local.ts'), import('./worker.ts')]);
+    return { dock: ctx.dock ?? localDock(ctx.git, head), worktreeWorkspace, closeWorkers };
   })();
+  const dock = several?.dock;
   const workers = new Map<number, WorkerWorkspace>();
   const workerFor = async (slot: number): Promise<WorkerWorkspace> => {
     let worker = workers.get(slot);
@@ -124,7 +123,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const base = await ctx.git.head();
       if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
-      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, lock: several!.lock, sessionId: ctx.sessionId, guard: ctx.guard });
+      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, dock: dock!, sessionId: ctx.sessionId, guard: ctx.guard });
       workers.set(slot, worker);
     }
     return worker;
@@ -151,12 +150,20 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         }
         if (inPlace) workspace = inPlace;
         else {
+          // Another host may hold it: the remote decides (ClaimLostError: picking another task). Claimed,
+          // the shared head is read again: a host that landed it just before released it in the same push.
+          if (remote) {
+            await dock!.claim(task.id);
+            await dock!.lock.run(() => dock!.target());
+            if (!(await source.snapshot()).remaining.some((open) => open.id === task.id)) throw new ClaimLostError(`${task.id} was just landed by another host`);
+          }
           const worker = await workerFor(slot);
           info.head = await worker.prepare(task.id);
           workspace = worker;
         }
-        return { slot, task, output: await runIteration({ ...ctx, signal, workspace }, task, info, before) };
+        return { slot, task, output: await runIteration({ ...ctx, signal, workspace, claimedOnRemote: remote?.claims === 'refs' }, task, info, before) };
       } catch (error) {
+        if (remote) await dock!.release(task.id).catch(() => undefined);
         return { slot, task, error };
       }
     })();
@@ -175,8 +182,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   };
 
   /** The next task for an idle worker: a rerun first, else what the source says may start beside the running ones. */
-  const pick = (before: Snapshot): Task | undefined => {
-    const busy = new Set([...running.values()].map((entry) => entry.task.id));
+  const pick = (before: Snapshot, elsewhere: ReadonlySet<string>): Task | undefined => {
+    const busy = new Set([...[...running.values()].map((entry) => entry.task.id), ...elsewhere]);
     const open = new Set(before.remaining.map((task) => task.id));
     if (alone) {
       if (running.size > 0 || !open.has(alone.task.id)) return undefined;
@@ -202,7 +209,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       // A stop ended this iteration's usage-limit wait: nothing to record, and the others finish their own.
       if (ended.error instanceof StopRequestedError) return;
       if (ended.error instanceof ClaimLostError) {
-        bus.emit({ type: 'warning', message: `${errorMessage(ended.error)}; picking another task` });
+        // Several hosts reach for the same task all the time: that is how they share the work, no warning.
+        bus.emit({ type: remote ? 'info' : 'warning', message: `${errorMessage(ended.error)}; picking another task` });
         return;
       }
       if (firstError === undefined) {
@@ -260,7 +268,11 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const steer = ctx.control?.gate(running.size, ctx.records.at(-1)?.iteration);
       if (steer?.stop && running.size === 0) return finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
       if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
+        // Several hosts: the main worktree at the remote's head first, so the source shows what they landed.
+        if (remote) await dock!.lock.run(() => dock!.target());
+        const elsewhere = new Set(remote ? (await dock!.elsewhere()).keys() : []);
         const before = await source.snapshot();
+        doneAtStart ??= before.done.length;
         lastSnapshot = before;
         if (running.size === 0) {
           const next = decideNext(before, { iterations: started, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
@@ -273,13 +285,18 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
             const what = ctx.records.length === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
             return finish('completed', ExitCode.complete, `${what}${skipped}`, before);
           }
-          if (next.kind === 'stuck' || next.kind === 'waiting') return finish('failed', ExitCode.failure, next.kind === 'stuck' ? source.explainStuck(before) : describeWaiting(ctx.root, source, before), before);
+          if ((next.kind === 'stuck' || next.kind === 'waiting') && elsewhere.size === 0) return finish('failed', ExitCode.failure, next.kind === 'stuck' ? source.explainStuck(before) : describeWaiting(ctx.root, source, before), before);
           if (next.kind === 'limit') return finish('limit_reached', ExitCode.limit, `${describeLimit()} with ${describeTasksLeft(before.remaining.length, before.skipped?.map((task) => task.id))}`, before);
         }
         while (idle.length > 0 && mayStart()) {
-          const task = pick(before);
+          const task = pick(before, elsewhere);
           if (!task) break;
           start(task, idle.shift()!, before);
+        }
+        // Nothing to start here while other hosts hold what is left: look again in a while.
+        if (running.size === 0 && elsewhere.size > 0 && mayStart()) {
+          await ctx.deps.sleep(pollMs(ctx.config), signal).catch(() => undefined);
+          continue;
         }
       }
       const waits: Array<Promise<Ended | undefined>> = [...running.values()].map((entry) => entry.ended);
@@ -296,5 +313,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
     if (worktrees && several) await several.closeWorkers([...workers.values()], worktrees, (message) => bus.emit({ type: 'warning', message }));
+    // Claims released, and the clone at the remote's head.
+    if (remote) for (const message of await dock!.close().catch((error: unknown) => [`could not close the remote claims: ${errorMessage(error)}`])) bus.emit({ type: 'warning', message });
   }
 }
+

@@ -17,6 +17,8 @@ import { DEFAULT_BREAKER, type BreakerLimits } from './breaker.ts';
 import { formatDuration } from '../duration.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { PrTarget } from '../pr/target.ts';
+import { remoteHost, remoteTarget } from '../landing/preflight.ts';
+import type { RemoteTarget } from '../landing/types.ts';
 import { accessSync, constants, existsSync, lstatSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,6 +44,8 @@ export interface Prepared {
   commitMode: CommitMode;
   /** The agents in order: the primary, then each --fallback (lib/iteration/agent-roster.ts). */
   seats: Seat[];
+  /** --remote: the remote and branch every host shares, once every check of it passed. */
+  remote?: RemoteTarget;
   /** --pr: where the branch is pushed and the pull request goes, once every check of it passed. */
   pr?: PrTarget;
 }
@@ -68,7 +72,8 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
     if (!gitRoot) throw new PrerequisiteError([...problems, noSourceError(root).message]);
     throw noSourceError(root);
   }
-  const source = await createSource(sourceName, { root, branch, config, deps, warn });
+  const host = remoteHost(config, root);
+  const source = await createSource(sourceName, { root, branch, config, deps, warn, ...(host ? { host: host.hostId } : {}) });
 
   const defaults = source.agentDefaults?.() ?? {};
   const agentName = config.extra.has('agent') ? config.agent : (defaults.agent ?? config.agent);
@@ -86,7 +91,8 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const commitOption = config.extra.get('commit') as boolean | undefined;
   // Several workers merge back through commits: they always commit.
   if (config.parallel > 1 && commitOption === false) problems.push(`--parallel ${config.parallel} merges the workers' work back as commits: drop --no-commit (or the commit: false setting), or run with --parallel 1`);
-  const commitOn = config.parallel > 1 || (commitOption ?? source.commitByDefault ?? false);
+  const remote = gitRoot ? await remoteTarget(git, config, source, branch, root, problems) : undefined;
+  const commitOn = config.parallel > 1 || remote !== undefined || (commitOption ?? source.commitByDefault ?? false);
   const identity = gitRoot && commitOn ? await git.identityProblem() : undefined;
   if (identity) {
     problems.push(`no git identity to commit with (${identity}): set one with git config user.name "Your Name" and git config user.email you@example.com, or pass --no-commit`);
@@ -123,7 +129,7 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   if (config.extra.get('pr-draft') === true && !prOn) problems.push('--pr-draft keeps the pull request of --pr a draft, but --pr is off: add --pr, or drop --pr-draft (or "prDraft" in ralph.config.json)');
   const pr = prOn && gitRoot ? await (await import('../pr/target.ts')).resolvePrTarget({ git, root, branch, deps, keepDraft: config.extra.get('pr-draft') === true }, problems) : undefined;
   const commitMode: CommitMode = commitOn ? 'ralph' : commitOption === false ? 'off' : 'agent';
-  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode, seats, ...(pr ? { pr } : {}) };
+  return { root, branch, config, source, agent, profile, git, problems, warnings: [], maxIterations, review, breaker, sandbox, commitMode, seats, ...(pr ? { pr } : {}), ...(remote ? { remote } : {}) };
 }
 
 /** The reviewer --review names, its CLI checked like the worker's; problems are added to `problems`. */

@@ -2,12 +2,13 @@
 // iteration's commits are replayed onto the feature branch under the merge lock, then ralph records the
 // task in the main worktree's state files and commits them with the work; anything else is kept on a branch.
 import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
-import { errorMessage, RalphError } from '../errors.ts';
+import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
 import { matchesAny } from '../iteration/work-state.ts';
 import type { Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
-import type { TaskSource } from '../sources/types.ts';
-import { commitText, pickOnto, replayOnto, type MergeLock, type Replay } from '../landing/replay.ts';
+import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
+import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';
+import type { Dock } from '../landing/types.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
 
 export interface WorkerOptions {
@@ -16,7 +17,8 @@ export interface WorkerOptions {
   /** git of the main worktree (the feature branch). */
   main: Git;
   source: TaskSource;
-  lock: MergeLock;
+  /** Where the work lands: this host's feature branch, or the remote's (several hosts). */
+  dock: Dock;
   sessionId: string;
   /** What ralph's commits may hold (no secrets, no private keys); the worktree itself holds no user changes. */
   guard?: CommitGuard;
@@ -47,7 +49,8 @@ export function conflictReason(paths: readonly string[], kept: string | undefine
 }
 
 export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
-  const { tree, worktrees, main, source, lock } = options;
+  const { tree, worktrees, main, source, dock } = options;
+  const lock = dock.lock;
   const stateFiles = (): string[] => source.workers.stateFiles();
   let currentTask = `w${tree.worker}`;
 
@@ -111,47 +114,121 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     return { target: guess, original, replay: await rebase(guess, own, agentCommitted) };
   };
 
-  const merge = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, early: Early | undefined): Promise<Landed> => {
-    const target = await main.head();
-    if (!target || !tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
-    let replay: Replay;
-    if (early && early.target === target) replay = early.replay;
-    else {
-      // The branch moved since: the worktree goes back to the agent's work and is rebased again.
-      if (early && (await tree.git.head()) !== early.original) await tree.git.raw(['reset', '--hard', early.original]);
-      replay = await rebase(target, own, agentCommitted);
+  /**
+   * Several hosts share the feature: what an iteration records goes on the head every host sees, under a
+   * number no other host's record holds (iteration numbers are per host, records are shared).
+   */
+  const settleOn = async (result: IterationResult, info: IterationInfo): Promise<IterationInfo> => {
+    let at = info;
+    if (dock.remote) {
+      const last = (await source.lastIteration?.()) ?? 0;
+      if (last >= info.iteration) at = { ...info, iteration: last + 1 };
     }
-    let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
-    if (!('conflict' in replay) && replay.head !== target) {
-      const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
-      if (!forward.ok) conflict = [`the main worktree (${whyFailed(forward.output, 'git merge --ff-only failed')})`];
-    }
-    if (conflict) {
-      // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
-      const kept = await keep(info.iteration);
-      const reason = conflictReason(conflict, kept);
-      await source.settle?.({ ...result, kind: 'fail', reason, tasksDone: [] }, info);
-      return { conflict, kept, reason, head: target };
-    }
-    await source.workers.markDone(result.tasksDone);
-    await source.settle?.(result, info);
-    // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
+    await source.settle?.(result, at);
+    return at;
+  };
+
+  /** The source's state files as ralph changed them in the main worktree, committed (into ralph's own commit of the work when `amend`). */
+  const commitState = async (message: string, amend: boolean): Promise<void> => {
     const stateChanged = await main.changedUnder(stateFiles());
     const state = options.guard ? options.guard.decide(main.cwd, stateChanged) : { paths: stateChanged, leftOut: [] };
-    const changed = state.paths;
     leftOut.push(...state.leftOut);
-    const amend = own !== undefined && !('conflict' in replay) && replay.commits > 0;
-    if (changed.length > 0) {
-      await main.raw(['--literal-pathspecs', 'add', '-A', '--verbose', '--', ...changed]);
-      if (amend) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
-      else await main.raw(['commit', '--no-verify', '-m', commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker))]);
+    if (state.paths.length === 0) return;
+    await main.raw(['--literal-pathspecs', 'add', '-A', '--verbose', '--', ...state.paths]);
+    if (amend) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
+    else await main.raw(['commit', '--no-verify', '-m', message]);
+  };
+
+  /** recordFailureHere under the merge lock. */
+  const recordFailure = (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => lock.run(() => recordFailureHere(task, result, info));
+
+  /** Keeps the work on a branch, shared with the other hosts when there are any. */
+  const keepShared = async (iteration: number): Promise<string | undefined> => {
+    const kept = await keep(iteration);
+    return kept && dock.remote ? ((await dock.share(kept)) ?? kept) : kept;
+  };
+
+  const merge = async (landing: Landing, own: string | undefined, agentCommitted: boolean, early: Early | undefined): Promise<Landed> => {
+    const original = early?.original ?? (await tree.git.head());
+    const before = await main.head();
+    try {
+      return await landOn(landing, own, agentCommitted, original, early);
+    } catch (error) {
+      if (!(error instanceof RemoteUnreachableError)) throw error;
+      // The remote stayed silent past --remote-wait: this clone goes back to what it had, the work to a branch.
+      if (before && (await main.head()) !== before) await main.raw(['reset', '--keep', before]);
+      if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+      const kept = await keep(landing.info.iteration);
+      throw new RemoteUnreachableError(`${error.message}: the work of ${landing.task.id} (iteration ${landing.info.iteration}) is kept${kept ? ` on branch ${kept}` : ''} in this clone; run ralph again once the remote answers`);
     }
-    const head = await main.head();
-    lock.published = head ?? target;
-    const commit = head !== target ? head : undefined;
-    if (commit) await source.recordCommit?.(info.iteration, commit, target);
-    tree.base = head ?? target;
-    return { commit, head };
+  };
+
+  const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined): Promise<Landed> => {
+    let ready = early;
+    for (;;) {
+      const target = await dock.target();
+      if (!target || !tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
+      let replay: Replay;
+      if (ready && ready.target === target) replay = ready.replay;
+      else {
+        // The branch moved since: the worktree goes back to the agent's work and is rebased again.
+        if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+        replay = await rebase(target, own, agentCommitted);
+      }
+      ready = undefined;
+      let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
+      if (!('conflict' in replay) && replay.head !== target) {
+        const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
+        if (!forward.ok) conflict = [`the main worktree (${whyFailed(forward.output, 'git merge --ff-only failed')})`];
+      }
+      if (conflict) {
+        // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
+        if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+        const kept = await keepShared(info.iteration);
+        const reason = conflictReason(conflict, kept);
+        if (dock.remote) await dock.rewind(target);
+        // Under the lock already: the failure is published inline.
+        await recordFailureHere(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
+        return { conflict, kept, reason, head: target };
+      }
+      await source.workers.markDone(result.tasksDone);
+      const at = await settleOn(result, info);
+      // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
+      await commitState(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker)), own !== undefined && 'commits' in replay && replay.commits > 0);
+      const head = await main.head();
+      const published = await dock.publish(task.id);
+      if (published.kind !== 'landed') {
+        await dock.rewind(target);
+        if (published.kind === 'moved') continue;
+        // Another host holds the task now: this work is kept, never landed beside theirs.
+        if (original) await tree.git.raw(['reset', '--hard', original]);
+        const kept = await keepShared(info.iteration);
+        return { kept, head: target, refused: true, reason: `not landed: ${published.why}; the work is kept${kept ? ` on branch ${kept}` : ''}` };
+      }
+      lock.published = head ?? target;
+      const commit = head !== target ? head : undefined;
+      if (commit) await source.recordCommit?.(at.iteration, commit, target);
+      tree.base = head ?? target;
+      return { commit, head };
+    }
+  };
+
+  /**
+   * Records an iteration that landed no work. One host: in the main worktree's state files, committed with
+   * the next work. Several: committed and published at once (the others count its failures too), on a
+   * newer head when another host landed first. The caller holds the merge lock.
+   */
+  const recordFailureHere = async (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => {
+    if (!dock.remote) return void (await source.settle?.(result, info));
+    for (;;) {
+      const target = await dock.target();
+      const at = await settleOn(result, info);
+      await commitState(commitText(`ralph: ${task.id} iteration ${at.iteration} ${result.kind === 'fail' ? 'failed' : 'did not finish it'}`, trailers(task, at.iteration, tree.worker)), false);
+      const published = await dock.publish(task.id);
+      if (published.kind === 'landed') return;
+      if (target) await dock.rewind(target);
+      if (published.kind === 'lost') return;
+    }
   };
 
   return {
@@ -174,9 +251,9 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       const { task, info, result } = landing;
       if (result.kind === 'pass' && landing.unsafe) {
         // Replaying the agent's commits would be ralph committing what they hold: kept, not merged.
-        const kept = await keep(info.iteration);
+        const kept = await keepShared(info.iteration);
         const reason = `not merged: the agent's own commits add ${landing.unsafe.map(describeLeftOut).join('; ')}; the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again`;
-        await lock.run(async () => source.settle?.({ ...result, kind: 'fail', reason, tasksDone: [] }, info));
+        await recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
         return { kept, head: tree.base, reason, refused: true, leftOut: takeLeftOut() };
       }
       if (result.kind === 'pass') {
@@ -193,8 +270,8 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         if (!landed.conflict && tree.base) await tree.git.raw(['reset', '--hard', tree.base]);
         return { ...landed, leftOut: takeLeftOut() };
       }
-      const kept = await keep(info.iteration);
-      await lock.run(async () => source.settle?.(result, info));
+      const kept = await keepShared(info.iteration);
+      await recordFailure(task, result, info);
       return { kept, head: tree.base, leftOut: takeLeftOut() };
     },
   };

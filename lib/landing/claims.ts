@@ -1,0 +1,207 @@
+// Claims on the remote: a task is held by a ref `refs/ralph/<branch>/claims/<task>` pointing at a small
+// commit (an empty tree) whose subject says who holds it and when they last renewed it. The server decides
+// every race: a claim is created by a push that must find no such ref (`--force-with-lease=REF:`), renewed
+// and taken over by pushes that must find the very commit last seen there (compare-and-swap), and released
+// by a delete under the same condition, or together with the landing push (--atomic, see remote.ts).
+import type { Git } from '../git.ts';
+import { ClaimLostError, RalphError } from '../errors.ts';
+import type { RemoteGit } from './remote-git.ts';
+import { noAnswer, pushLines } from './remote-git.ts';
+import type { Claim } from './types.ts';
+
+const SUBJECT = 'ralph-claim ';
+
+/** Who this run is, as its claims say. */
+export interface Holder {
+  host: string;
+  clone: string;
+  run: string;
+  pid: number;
+}
+
+interface Held {
+  sha: string;
+  since: number;
+  timer?: NodeJS.Timeout;
+  /** Set when a renewal found the claim taken over: the landing will be refused. */
+  lost?: string;
+}
+
+/** A ref name's part for any text: letters, digits, `_` and `-` as they are, every other byte as %XX. */
+export function refPart(text: string): string {
+  return [...Buffer.from(text, 'utf8')].map((byte) => (/[A-Za-z0-9_-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+}
+
+export interface ClaimOptions {
+  main: Git;
+  git: RemoteGit;
+  remote: string;
+  branch: string;
+  me: Holder;
+  leaseMs: number;
+  now: () => number;
+  warn: (message: string) => void;
+}
+
+export class RemoteClaims {
+  readonly prefix: string;
+  readonly seenPrefix: string;
+  private readonly held = new Map<string, Held>();
+  private tree: string | undefined;
+  /** Claim pushes one at a time: a renewal must not move a claim under the landing push that releases it. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly o: ClaimOptions) {
+    this.prefix = `refs/ralph/${refPart(o.branch)}/claims/`;
+    this.seenPrefix = `refs/ralph-seen/${refPart(o.remote)}/${refPart(o.branch)}/claims/`;
+  }
+
+  /** The fetch refspec that mirrors the remote's claims into this clone (pruned with the fetch). */
+  get fetchSpec(): string {
+    return `+${this.prefix}*:${this.seenPrefix}*`;
+  }
+
+  serial<T>(job: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(job, job);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The claims as the last fetch saw them. */
+  async read(): Promise<Claim[]> {
+    const out = await this.o.main.raw(['for-each-ref', '--format=%(refname)%09%(objectname)%09%(contents:subject)', this.seenPrefix]);
+    const claims: Claim[] = [];
+    for (const line of out.split('\n')) {
+      const [ref, sha, subject] = line.split('\t');
+      if (!ref || !sha || !subject?.startsWith(SUBJECT)) continue;
+      try {
+        const data = JSON.parse(subject.slice(SUBJECT.length)) as Omit<Claim, 'ref' | 'sha'>;
+        claims.push({ ...data, ref: `${this.prefix}${ref.slice(this.seenPrefix.length)}`, sha });
+      } catch {
+        // a claim ref ralph did not write: not a claim
+      }
+    }
+    return claims;
+  }
+
+  isMine(claim: Claim): boolean {
+    return claim.run === this.o.me.run;
+  }
+
+  expired(claim: Claim): boolean {
+    return claim.renewedAt + this.o.leaseMs < this.o.now();
+  }
+
+  holds(taskId: string): boolean {
+    return this.held.has(taskId);
+  }
+
+  /**
+   * Claims `taskId`, given the claim the last fetch saw (if any): a live claim of another run is refused;
+   * an expired one is taken over only if it is still the very commit seen. Throws ClaimLostError when the
+   * server gave it to someone else; a remote that does not answer is returned for the caller to wait on.
+   */
+  claim(taskId: string, seen: Claim | undefined): Promise<string | undefined> {
+    return this.serial(async () => {
+      if (seen && !this.isMine(seen) && !this.expired(seen)) throw new ClaimLostError(`${taskId} is held by ${describeHolder(seen)} since ${clock(seen.since)}`);
+      const since = this.o.now();
+      const sha = await this.commit(taskId, since);
+      const ref = `${this.prefix}${refPart(taskId)}`;
+      const result = await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${ref}:${seen?.sha ?? ''}`, `${sha}:${ref}`]);
+      const why = noAnswer(result);
+      if (why) return why;
+      const line = pushLines(result.stdout).find((item) => item.to === ref);
+      if (result.exitCode !== 0 || !line || line.flag === '!') {
+        if (line?.flag === '!') throw new ClaimLostError(`another host claimed ${taskId} first`);
+        throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${firstLine(result.stderr || result.stdout)}`);
+      }
+      if (seen && !this.isMine(seen)) this.o.warn(`took over ${taskId} from ${describeHolder(seen)}: its claim was not renewed for ${Math.round((this.o.now() - seen.renewedAt) / 1000)} s (lease ${Math.round(this.o.leaseMs / 1000)} s)`);
+      this.hold(taskId, sha, since);
+      return undefined;
+    });
+  }
+
+  /** The push arguments that release `taskId`'s claim as part of another push (the landing), when it is held. */
+  releaseArgs(taskId: string): string[] {
+    const held = this.held.get(taskId);
+    if (!held) return [];
+    const ref = `${this.prefix}${refPart(taskId)}`;
+    return [`--force-with-lease=${ref}:${held.sha}`, `:${ref}`];
+  }
+
+  refOf(taskId: string): string {
+    return `${this.prefix}${refPart(taskId)}`;
+  }
+
+  lostReason(taskId: string): string | undefined {
+    return this.held.get(taskId)?.lost;
+  }
+
+  /** The claim is gone from the remote (released with a landing): stop renewing it. */
+  forget(taskId: string): void {
+    const held = this.held.get(taskId);
+    if (held?.timer) clearInterval(held.timer);
+    this.held.delete(taskId);
+  }
+
+  /** Deletes the claim on the remote if it is still this run's; a remote that does not answer leaves it to expire. */
+  release(taskId: string): Promise<void> {
+    return this.serial(async () => {
+      const args = this.releaseArgs(taskId);
+      this.forget(taskId);
+      if (args.length === 0) return;
+      const result = await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, ...args], 15_000);
+      const why = noAnswer(result);
+      if (why) this.o.warn(`could not release the claim of ${taskId} (${why}): it expires ${Math.round(this.o.leaseMs / 1000)} s after its last renewal`);
+    });
+  }
+
+  async releaseAll(): Promise<void> {
+    for (const taskId of [...this.held.keys()]) await this.release(taskId);
+  }
+
+  private hold(taskId: string, sha: string, since: number): void {
+    this.forget(taskId);
+    const held: Held = { sha, since };
+    held.timer = setInterval(() => void this.renew(taskId).catch(() => undefined), Math.max(250, Math.floor(this.o.leaseMs / 3)));
+    held.timer.unref();
+    this.held.set(taskId, held);
+  }
+
+  private renew(taskId: string): Promise<void> {
+    return this.serial(async () => {
+      const held = this.held.get(taskId);
+      if (!held || held.lost) return;
+      const ref = this.refOf(taskId);
+      const sha = await this.commit(taskId, held.since);
+      const result = await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${ref}:${held.sha}`, `${sha}:${ref}`], Math.max(5_000, Math.floor(this.o.leaseMs / 3)));
+      if (noAnswer(result)) return; // tried again at the next tick; past the lease another host may take it over
+      const line = pushLines(result.stdout).find((item) => item.to === ref);
+      if (result.exitCode === 0 && line && line.flag !== '!') {
+        held.sha = sha;
+        return;
+      }
+      held.lost = `the claim of ${taskId} was taken over by another host (it was not renewed within the lease of ${Math.round(this.o.leaseMs / 1000)} s)`;
+      this.o.warn(held.lost);
+    });
+  }
+
+  /** A claim commit: an empty tree, and who holds the task since when, renewed now. */
+  private async commit(taskId: string, since: number): Promise<string> {
+    this.tree ??= (await this.o.main.raw(['hash-object', '-w', '-t', 'tree', '/dev/null'])).trim();
+    const data = { task: taskId, ...this.o.me, since, renewedAt: this.o.now() };
+    return (await this.o.main.raw(['commit-tree', this.tree, '-m', `${SUBJECT}${JSON.stringify(data)}`])).trim();
+  }
+}
+
+export function describeHolder(claim: Claim): string {
+  return `${claim.host} (${claim.clone}, run ${claim.run}, pid ${claim.pid})`;
+}
+
+function clock(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function firstLine(text: string): string {
+  return text.split('\n').map((line) => line.trim()).find(Boolean) ?? 'git push failed';
+}

@@ -1,0 +1,223 @@
+// Several hosts: the feature branch on a git remote is where work lands, and (for sources whose state is in
+// files) where tasks are claimed (claims.ts). A landing fetches the remote head, brings the main worktree
+// there, and pushes the new head together with the release of the task's claim in one atomic push: the
+// server refuses it when another host landed first (the caller replays on the new head and tries again) or
+// when the claim is not this run's any more. A remote that does not answer is waited for, with backoff, up
+// to --remote-wait; then the run stops and says what is kept where.
+import type { Deps } from '../deps.ts';
+import { RalphError, RemoteUnreachableError } from '../errors.ts';
+import type { Git } from '../git.ts';
+import { backoffDelays } from '../retry.ts';
+import { RemoteClaims, type Holder } from './claims.ts';
+import { mustWork, noAnswer, pushLines, remoteGit, type RemoteGit } from './remote-git.ts';
+import { MergeLock } from './replay.ts';
+import type { Claim, Dock, Published, RemoteTarget } from './types.ts';
+
+export interface RemoteOptions {
+  main: Git;
+  target: RemoteTarget;
+  me: Holder;
+  leaseMs: number;
+  /** How long the remote may not answer before the run stops. */
+  waitMs: number;
+  deps: Deps;
+  signal: AbortSignal;
+  warn: (message: string) => void;
+  info: (message: string) => void;
+  head: string | undefined;
+}
+
+export interface RemoteDock extends Dock {
+  readonly remote: RemoteTarget;
+  /** The remote's claims as last fetched (for status and the dry run). */
+  claims(): Promise<Claim[]>;
+  /**
+   * At the start of a run: the branch on the remote (pushed there by the first host), this clone's branch
+   * at its head (fast-forwarded, or its own new commits pushed); one message per thing done.
+   */
+  join(): Promise<string[]>;
+}
+
+export function remoteDock(o: RemoteOptions): RemoteDock {
+  const { main, target } = o;
+  const git: RemoteGit = remoteGit(o.deps, main.cwd);
+  const lock = new MergeLock(o.head);
+  const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn }) : undefined;
+  const tracking = `refs/remotes/${target.name}/${target.branch}`;
+  let outage: { since: number; delays: Iterator<number> } | undefined;
+
+  /** Runs `op` until the remote answers; waits with backoff meanwhile, and gives up past --remote-wait. */
+  const reach = async <T>(what: string, op: () => Promise<{ noAnswer?: string; value?: T }>): Promise<T> => {
+    for (;;) {
+      const result = await op();
+      if (!result.noAnswer) {
+        if (outage) o.info(`${target.name} answers again after ${Math.round((o.deps.now() - outage.since) / 1000)} s`);
+        outage = undefined;
+        return result.value as T;
+      }
+      const now = o.deps.now();
+      if (!outage) {
+        outage = { since: now, delays: backoffDelays({ baseMs: 1_000, maxMs: 30_000, random: () => 0.5 + o.deps.random() / 2 }) };
+        o.warn(`${target.name} does not answer (${result.noAnswer}): ${what} waits and tries again for up to ${Math.round(o.waitMs / 1000)} s`);
+      }
+      if (now - outage.since >= o.waitMs) throw new RemoteUnreachableError(`${target.name} did not answer for ${Math.round((now - outage.since) / 1000)} s (${result.noAnswer}) while ${what}`);
+      await o.deps.sleep(Math.min(outage.delays.next().value, Math.max(0, outage.since + o.waitMs - now)), o.signal);
+    }
+  };
+
+  /** Fetches the branch and the claims; the remote head. */
+  const fetch = (): Promise<string> =>
+    reach('fetching', async () => {
+      const result = await git(['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])]);
+      const why = noAnswer(result);
+      if (why) return { noAnswer: why };
+      mustWork(result, `git fetch ${target.name} ${target.branch}`);
+      return { value: (await main.raw(['rev-parse', '--verify', tracking])).trim() };
+    });
+
+  return {
+    remote: target,
+    lock,
+
+    async target() {
+      const head = await fetch();
+      const mine = await main.head();
+      if (mine === head) return head;
+      if (mine && !(await main.contains(head, mine))) {
+        throw new RalphError(`this clone's ${target.branch} has commits ${target.name}/${target.branch} lacks (${mine.slice(0, 12)}): ralph never force-pushes; push or drop them, then run again`);
+      }
+      const forward = await main.attempt(['merge', '--ff-only', '--no-stat', head]);
+      if (!forward.ok) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${gitReason(forward.output)}; commit or stash what is in the way`);
+      lock.published = head;
+      return head;
+    },
+
+    async publish(taskId) {
+      const head = await main.head();
+      if (!head) throw new RalphError('nothing to publish: the main worktree has no commit');
+      const job = async (): Promise<Published> => {
+        const lost = refs?.lostReason(taskId);
+        if (lost) return { kind: 'lost', why: lost };
+        const release = refs?.releaseArgs(taskId) ?? [];
+        const branchRef = `refs/heads/${target.branch}`;
+        const pushed = await reach(`landing ${taskId}`, async () => {
+          const result = await git(['push', '--porcelain', '--no-verify', '--atomic', target.name, `${head}:${branchRef}`, ...release]);
+          const why = noAnswer(result);
+          return why ? { noAnswer: why } : { value: result };
+        });
+        const lines = pushLines(pushed.stdout);
+        const claimLine = release.length > 0 ? lines.find((line) => line.to === refs!.refOf(taskId)) : undefined;
+        const branchLine = lines.find((line) => line.to === branchRef);
+        if (pushed.exitCode === 0 && branchLine && branchLine.flag !== '!') {
+          refs?.forget(taskId);
+          lock.published = head;
+          return { kind: 'landed' };
+        }
+        if (claimLine?.flag === '!' && /stale info/.test(claimLine.summary)) {
+          refs?.forget(taskId);
+          return { kind: 'lost', why: `the claim of ${taskId} is not this run's any more (its lease ran out and another host took it over)` };
+        }
+        if (branchLine?.flag === '!' && /non-fast-forward|fetch first|stale info/.test(branchLine.summary)) return { kind: 'moved' };
+        // The server found a ref moved under the push (another host's landing or takeover in between): it
+        // refused the whole atomic push; the next round sees what moved.
+        if (lines.some((line) => line.flag === '!' && /atomic transaction failed|cannot lock ref|failed to update ref/.test(line.summary))) return { kind: 'moved' };
+        throw new RalphError(`${target.name} refused the landing of ${taskId}: ${branchLine?.summary ?? pushed.stderr.trim().split('\n')[0] ?? 'git push failed'}`);
+      };
+      return refs ? refs.serial(job) : job();
+    },
+
+    async rewind(to) {
+      await main.raw(['reset', '--keep', to]);
+      lock.published = to;
+    },
+
+    async claim(taskId) {
+      if (!refs) return;
+      await fetch();
+      const seen = (await refs.read()).find((claim) => claim.task === taskId);
+      if (refs.holds(taskId) && seen && refs.isMine(seen)) return;
+      await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
+    },
+
+    async release(taskId) {
+      await refs?.release(taskId);
+    },
+
+    async elsewhere() {
+      // The claims of the last fetch, the one that brought the branch (target()): fetched apart, a task
+      // landed in between would look neither claimed nor done.
+      const out = new Map<string, Claim>();
+      if (!refs) return out;
+      for (const claim of await refs.read()) if (!refs.isMine(claim) && !refs.expired(claim)) out.set(claim.task, claim);
+      return out;
+    },
+
+    async share(branch) {
+      const result = await git(['push', '--porcelain', '--no-verify', target.name, `refs/heads/${branch}:refs/heads/${branch}`]);
+      if (result.exitCode === 0) return `${target.name}/${branch}`;
+      o.warn(`could not push the kept branch ${branch} to ${target.name}: ${(noAnswer(result) ?? result.stderr.trim().split('\n')[0]) || 'git push failed'}; it is in this clone only`);
+      return undefined;
+    },
+
+    async join() {
+      const messages: string[] = [];
+      const mine = await main.head();
+      if (!mine) throw new RalphError('--remote: the repository has no commit to share: commit first');
+      const listed = await reach('looking for the branch', async () => {
+        const result = await git(['ls-remote', '--heads', target.name, `refs/heads/${target.branch}`]);
+        const why = noAnswer(result);
+        return why ? { noAnswer: why } : { value: mustWork(result, `git ls-remote ${target.name}`) };
+      });
+      if (!listed.trim()) {
+        const created = await git(['push', '--porcelain', '--no-verify', target.name, `${mine}:refs/heads/${target.branch}`]);
+        mustWork(created, `git push ${target.name} ${target.branch}`);
+        messages.push(`${target.name} had no branch ${target.branch}: created it at ${mine.slice(0, 12)} (this clone's)`);
+      }
+      const head = await fetch();
+      if (head !== mine && (await main.contains(head, mine))) {
+        // This clone's own commits on the branch go to the remote first: every host starts from them.
+        const pushed = await git(['push', '--porcelain', '--no-verify', target.name, `${mine}:refs/heads/${target.branch}`]);
+        const line = pushLines(pushed.stdout).find((item) => item.to === `refs/heads/${target.branch}`);
+        if (pushed.exitCode !== 0 || line?.flag === '!') throw new RalphError(`could not push this clone's ${target.branch} (${mine.slice(0, 12)}) to ${target.name}: ${line?.summary ?? pushed.stderr.trim().split('\n')[0]}`);
+        messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}`);
+        lock.published = mine;
+        return messages;
+      }
+      const at = await lock.run(() => this.target());
+      if (at && at !== mine) messages.push(`this clone's ${target.branch} moved to ${target.name}'s head ${at.slice(0, 12)}`);
+      return messages;
+    },
+
+    async claims() {
+      return refs ? refs.read() : [];
+    },
+
+    async close() {
+      const messages: string[] = [];
+      await refs?.releaseAll();
+      // Every host ends at the remote's head: one quick try, no waiting (the run is over).
+      const fetched = await git(['fetch', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`], 30_000);
+      if (fetched.exitCode !== 0) {
+        messages.push(`could not fetch ${target.name}/${target.branch} at the end: this clone may be behind it (git pull --ff-only)`);
+        return messages;
+      }
+      const head = (await main.raw(['rev-parse', '--verify', tracking])).trim();
+      const mine = await main.head();
+      if (mine !== head && mine && (await main.contains(head, mine))) {
+        const forward = await main.attempt(['merge', '--ff-only', '--no-stat', head]);
+        if (!forward.ok) messages.push(`could not bring this clone to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${gitReason(forward.output)}`);
+      }
+      return messages;
+    },
+  };
+}
+
+
+/** git's own reason in a failed command's output: its error or fatal line with what it names, else its first line. */
+function gitReason(output: string): string {
+  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
+  const at = lines.findIndex((line) => /^(?:error|fatal):/.test(line));
+  if (at < 0) return lines[0] ?? 'git failed';
+  const named = lines.slice(at + 1).filter((line) => !/^(?:please|aborting|hint:)/i.test(line)).slice(0, 5);
+  return [lines[at], ...named].join(' ');
+}

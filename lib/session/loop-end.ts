@@ -1,0 +1,55 @@
+// What the loop hands back when it ends, and how long a host with nothing to start waits before it looks
+// again at what the other hosts hold.
+import type { Config } from '../config.ts';
+import type { IterationRecord, RunStatus } from '../events.ts';
+import { DEFAULT_LEASE_MS } from '../landing/preflight.ts';
+import type { RemoteTarget } from '../landing/types.ts';
+import type { Snapshot } from '../sources/types.ts';
+import type { Convergence } from './converge.ts';
+import type { LoopResult } from './loop.ts';
+
+export interface LoopEnd {
+  status: RunStatus;
+  exitCode: number;
+  message: string;
+  snapshot: Snapshot | undefined;
+  records: IterationRecord[];
+  costUsd: number;
+  convergence?: Convergence;
+  remote?: RemoteTarget;
+  doneAtStart?: number;
+}
+
+export function endLoop(end: LoopEnd): LoopResult {
+  const tasksCompleted = end.records.reduce((sum, item) => sum + item.tasksDone.length, 0);
+  const doneNow = end.snapshot?.done.length;
+  return {
+    status: end.status,
+    exitCode: end.exitCode,
+    message: end.message,
+    iterations: end.records.length,
+    tasksCompleted,
+    tasksRemaining: end.snapshot?.remaining.length ?? 0,
+    tasksSkipped: end.snapshot?.skipped?.length ?? 0,
+    skippedTaskIds: end.snapshot?.skipped?.map((task) => task.id) ?? [],
+    costUsd: end.costUsd,
+    records: end.records,
+    ...(end.convergence ? { converge: end.convergence.summary() } : {}),
+    ...(end.remote
+      ? {
+          remote: {
+            name: end.remote.name,
+            branch: end.remote.branch,
+            host: end.remote.host,
+            landedHere: tasksCompleted,
+            landedElsewhere: doneNow !== undefined && end.doneAtStart !== undefined ? Math.max(0, doneNow - end.doneAtStart - tasksCompleted) : 0,
+          },
+        }
+      : {}),
+  };
+}
+
+/** How often a host with nothing to start looks again at what the others hold: a third of the lease, at most 5 s. */
+export function pollMs(config: Config): number {
+  return Math.min(5_000, Math.max(200, Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3)));
+}
