@@ -68,7 +68,14 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   /** Fetches the branch and the claims; the remote head. */
   const fetch = (): Promise<string> =>
     reach('fetching', async () => {
-      const result = await git(['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])]);
+      const args = ['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
+      let result = await git(args);
+      // A worker's worktree being added meanwhile has a placeholder HEAD for a moment, which fetch's
+      // connectivity check reads as a bad object: a moment later it is a commit.
+      for (let again = 0; again < 5 && /bad object .*worktrees\//.test(result.stderr); again += 1) {
+        await o.deps.sleep(50 * (again + 1), o.signal);
+        result = await git(args);
+      }
       const why = noAnswer(result);
       if (why) return { noAnswer: why };
       mustWork(result, `git fetch ${target.name} ${target.branch}`);

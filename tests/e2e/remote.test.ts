@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prdProject, report } from './projects.ts';
+import { prdProject, report, specKitProject, tick, TASKS_PATH } from './projects.ts';
 import { agentCalls, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
 import { makeHosts, type Hosts } from './hosts.ts';
 
@@ -80,5 +80,54 @@ describe('--remote: several hosts on one feature', () => {
     const head = cluster.remote(['rev-parse', 'ralph/demo']).trim();
     for (const host of cluster.hosts) expect(readFileSync(path.join(host.repo, '.git', 'HEAD'), 'utf8')).toContain('ralph/demo');
     for (const host of cluster.hosts) expect(execFileSync('git', ['rev-parse', 'HEAD'], { cwd: host.repo, encoding: 'utf8' }).trim()).toBe(head);
+  }, 240_000);
+
+  it('Spec Kit: three hosts × two workers on [P] phases; a phase starts only once the one before has landed; every box ticked once', async () => {
+    sandbox = makeSandbox({ branch: '001-demo' });
+    const ids = Array.from({ length: 10 }, (_, index) => `T${String(index + 1).padStart(3, '0')}`);
+    specKitProject(
+      sandbox,
+      [
+        '# Tasks: demo',
+        '',
+        '## Phase 1: Setup',
+        ...ids.slice(0, 6).map((id) => `- [ ] ${id} [P] Create ${id}.txt`),
+        '',
+        '## Phase 2: Core',
+        `- [ ] ${ids[6]} Create ${ids[6]}.txt`,
+        '',
+        '## Phase 3: Polish',
+        ...ids.slice(7).map((id) => `- [ ] ${id} [P] Create ${id}.txt`),
+        '',
+      ].join('\n'),
+    );
+    const runs = path.join(sandbox.root, 'runs.log');
+    const done = JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'done', total_cost_usd: 0.001 });
+    const file = path.join(sandbox.root, 'scenario.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        byPrompt: ids.map((id) => ({
+          match: `${id} `,
+          // Each run says which task it is and how many boxes of the phases before it saw ticked.
+          steps: [{ run: [['sh', '-c', `echo "${id} $(grep -c '^- \\[X\\]' ${TASKS_PATH})" >> ${runs}`]], write: { [`${id}.txt`]: `${id}\n` }, edit: [tick(id)], workMs: 200, lines: [done] }],
+        })),
+      }),
+    );
+    sandbox.env.FAKE_AGENT_SCENARIO = file;
+    cluster = await makeHosts(sandbox, 3);
+    const results = await Promise.all(cluster.hosts.map((host) => runRalph(host, ['--remote', 'origin', '--parallel', '2', '--lease', '20s', '--json', ...FAST])));
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    const seen = readFileSync(runs, 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]);
+    expect(seen.map(([id]) => id).sort()).toEqual(ids);
+    // T007 saw the six [P] boxes of phase 1 ticked; the polish tasks saw at least seven.
+    expect(Number(seen.find(([id]) => id === 'T007')![1])).toBe(6);
+    for (const [id, ticked] of seen) if (id > 'T007') expect(Number(ticked)).toBeGreaterThanOrEqual(7);
+    const tasks = cluster.remote(['show', `001-demo:${TASKS_PATH}`]);
+    for (const id of ids) expect(tasks).toContain(`- [X] ${id}`);
+    expect(tasks).not.toContain('- [ ]');
+    const summaries = results.map((result) => JSON.parse(result.stdout));
+    expect(summaries.reduce((sum, summary) => sum + summary.remote.landedHere, 0)).toBe(10);
+    expect(cluster.remote(['for-each-ref', 'refs/ralph/'])).toBe('');
   }, 240_000);
 });
