@@ -181,7 +181,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         messages.push(`${target.name} had no branch ${target.branch}: created it at ${mine.slice(0, 12)} (this clone's)`);
       }
       const head = await fetch();
-      if (head !== mine && (await main.contains(head, mine))) {
+      if (head !== mine && (await main.contains(mine, head))) {
         // This clone's own commits on the branch go to the remote first: every host starts from them.
         const pushed = await git(['push', '--porcelain', '--no-verify', target.name, `${mine}:refs/heads/${target.branch}`]);
         const line = pushLines(pushed.stdout).find((item) => item.to === `refs/heads/${target.branch}`);

@@ -1,0 +1,102 @@
+// --remote under faults: a host killed with -9 mid-task, two hosts editing the same line, the remote
+// unreachable for a while (and for too long), Ctrl+C on one host. Several hosts are clones on this machine
+// against a bare repository served by a real git daemon (tests/e2e/hosts.ts).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeHosts, type Hosts } from '../e2e/hosts.ts';
+import { agentCalls, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+
+let sandbox: Sandbox | undefined;
+let cluster: Hosts | undefined;
+afterEach(async () => {
+  await cluster?.stop();
+  sandbox?.cleanup();
+  cluster = undefined;
+  sandbox = undefined;
+});
+
+const git = (dir: string, args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
+
+const stories = (count: number) => ({
+  project: 'Demo',
+  branchName: 'ralph/demo',
+  description: 'demo',
+  userStories: Array.from({ length: count }, (_, index) => ({ id: `US-00${index + 1}`, title: `Story ${index + 1}`, description: 'd', acceptanceCriteria: ['works'], priority: index + 1, passes: false, notes: '' })),
+});
+
+/** Each story's agent calls in turn take the next of its steps (the last one repeats). */
+function scenario(box: Sandbox, byStory: Record<string, unknown[]>, name = 'scenario'): void {
+  const file = path.join(box.root, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ byPrompt: Object.entries(byStory).map(([id, steps]) => ({ match: `Task: **${id}**`, steps })), steps: [{ lines: [report('failed')] }] }));
+  box.env.FAKE_AGENT_SCENARIO = file;
+}
+
+const story = (call: { stdin: string; argv: string[] }): string => /Task: \*\*(US-\d+)\*\*/.exec(`${call.stdin} ${call.argv.join(' ')}`)?.[1] ?? '?';
+const claims = (hosts: Hosts): string => hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']).trim();
+
+describe('--remote under faults', () => {
+  it('kill -9 of a host mid-task: its claim expires, another host takes the task over, nothing is done twice', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(2));
+    const started = path.join(sandbox.root, 'host1-started');
+    const never = path.join(sandbox.root, 'never');
+    cluster = await makeHosts(sandbox, 2);
+    const [host1, host2] = cluster.hosts as [Sandbox, Sandbox];
+    // host1's agent on US-001 hangs (its host dies); host2's agents finish their stories.
+    const finish = (n: number) => ({ write: { [`story-${n}.txt`]: `story ${n}\n` }, lines: [report('completed')] });
+    scenario(host1, { 'US-001': [{ touch: started, awaitFiles: [never] }] }, 'host1');
+    scenario(host2, { 'US-001': [finish(1)], 'US-002': [finish(2)] }, 'host2');
+    const first = startRalph(host1, ['--remote', 'origin', '--lease', '3s', ...QUICK]);
+    await waitFor(() => existsSync(started), 60_000, 'host1 to start US-001');
+    await waitFor(() => claims(cluster!).includes('claims/US-001'), 20_000, "host1's claim on the remote");
+    const pid = ralphPid(host1);
+    const agent = Number(readFileSync(started, 'utf8'));
+    process.kill(pid, 'SIGKILL');
+    first.child.kill('SIGKILL');
+    process.kill(agent, 'SIGKILL'); // the host is gone, with its agent
+    await first.done;
+    await waitFor(() => !pidAlive(pid), 5000, 'host1 to die');
+    // The dead host's claim is still there: nobody may take it before its lease runs out.
+    expect(claims(cluster)).toContain('claims/US-001');
+    const second = await runRalph(host2, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/took over US-001 from host1 \(.*\): its claim was not renewed for \d+ s \(lease 3 s\)/);
+    expect(agentCalls(host2).map(story).sort()).toEqual(['US-001', 'US-002']);
+    const prd = JSON.parse(cluster.remote(['show', 'ralph/demo:prd.json']));
+    expect(prd.userStories.map((item: { passes: boolean }) => item.passes)).toEqual([true, true]);
+    expect(claims(cluster)).toBe('');
+    // host1 comes back: nothing left to do, nothing done again.
+    const back = await runRalph(host1, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({ status: 'completed', iterations: 0 });
+    expect(agentCalls(host1).map(story)).toEqual(['US-001']);
+    expect(git(host1.repo, ['rev-parse', 'HEAD'])).toBe(cluster.remote(['rev-parse', 'ralph/demo']));
+  }, 180_000);
+
+  it('two hosts edit the same line at once: both tasks land, the later one replayed on the new head, no conflict marker', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    writeFileSync(path.join(sandbox.repo, 'app.txt'), 'header\nvalue: initial\nfooter\n');
+    prdProject(sandbox, stories(2));
+    const barrier = (id: string) => path.join(sandbox!.root, `started-${id}`);
+    // Both agents start from the same head (each waits for the other), change the same line, and finish.
+    const edit = (id: string) => ({ touch: barrier(id), awaitFiles: [barrier('US-001'), barrier('US-002')], run: [['sh', '-c', `sed -i 's/^value: .*/value: ${id}/' app.txt`]], lines: [report('completed')] });
+    // A rerun on the new head makes the same edit of the line as it now reads.
+    const again = (id: string) => ({ run: [['sh', '-c', `sed -i 's/^value: .*/value: ${id} after the other/' app.txt`]], lines: [report('completed')] });
+    scenario(sandbox, { 'US-001': [edit('US-001'), again('US-001')], 'US-002': [edit('US-002'), again('US-002')] });
+    cluster = await makeHosts(sandbox, 2);
+    const results = await Promise.all(cluster.hosts.map((host) => runRalph(host, ['--remote', 'origin', '--lease', '20s', '--json', ...QUICK])));
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    const both = results.map((result) => result.stderr).join('\n');
+    expect(both).toMatch(/US-00[12] conflicted when merged back \(app\.txt\): it runs again on a fresh base/);
+    // The conflicting first attempt is kept on the remote, for a person to look at.
+    expect(cluster.remote(['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/'])).toMatch(/ralph-kept\/.*US-00[12]-i\d+/);
+    const app = cluster.remote(['show', 'ralph/demo:app.txt']);
+    expect(app).toMatch(/^header\nvalue: US-00[12] after the other\nfooter\n$/);
+    expect(() => cluster!.remote(['grep', '-q', '<<<<<<<', 'ralph/demo'])).toThrow(); // git grep exits 1: no match
+    const prd = JSON.parse(cluster.remote(['show', 'ralph/demo:prd.json']));
+    expect(prd.userStories.map((item: { passes: boolean }) => item.passes)).toEqual([true, true]);
+    expect(cluster.remote(['log', '--format=%P', 'ralph/demo']).trim().split('\n').every((parents) => parents.split(' ').length <= 1)).toBe(true);
+  }, 180_000);
+});
