@@ -21,7 +21,11 @@ export function noAnswer(result: ExecResult): string | undefined {
   if (result.exitCode === 0) return undefined;
   const text = `${result.stderr}\n${result.stdout}`;
   if (!NO_ANSWER.test(text)) return undefined;
-  return lines(text).find((line) => NO_ANSWER.test(line)) ?? 'the remote did not answer';
+  const all = lines(text);
+  const at = all.findIndex((line) => NO_ANSWER.test(line));
+  // git ends "unable to connect to HOST:" with a colon and gives the reason on the next line.
+  const found = all[at] ?? 'the remote did not answer';
+  return found.endsWith(':') && all[at + 1] ? `${found} ${all[at + 1]}` : found;
 }
 
 /** One ref's line of `git push --porcelain`: its flag (`!` rejected, `=` up to date, …) and git's summary. */

@@ -67,7 +67,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
 
   /** Fetches the branch and the claims; the remote head. */
   const fetch = (): Promise<string> =>
-    reach('fetching', async () => {
+    reach(`fetching ${target.name}/${target.branch}`, async () => {
       const args = ['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
       let result = await git(args);
       // A worker's worktree being added meanwhile has a placeholder HEAD for a moment, which fetch's

@@ -99,4 +99,76 @@ describe('--remote under faults', () => {
     expect(prd.userStories.map((item: { passes: boolean }) => item.passes)).toEqual([true, true]);
     expect(cluster.remote(['log', '--format=%P', 'ralph/demo']).trim().split('\n').every((parents) => parents.split(' ').length <= 1)).toBe(true);
   }, 180_000);
+
+  it('the remote unreachable for a while: the work waits in this clone and lands when the remote answers again', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(2));
+    const started = path.join(sandbox.root, 'started');
+    const go = path.join(sandbox.root, 'go');
+    scenario(sandbox, {
+      'US-001': [{ touch: started, awaitFiles: [go], write: { 'story-1.txt': 'story 1\n' }, lines: [report('completed')] }],
+      'US-002': [{ write: { 'story-2.txt': 'story 2\n' }, lines: [report('completed')] }],
+    });
+    cluster = await makeHosts(sandbox, 1);
+    const [host] = cluster.hosts as [Sandbox];
+    const run = startRalph(host, ['--remote', 'origin', '--lease', '20s', '--json', ...QUICK]);
+    await waitFor(() => existsSync(started), 60_000, 'the agent to start');
+    await cluster.server.stop();
+    writeFileSync(go, 'go\n');
+    await waitFor(() => /origin does not answer/.test(run.output().stderr), 60_000, 'ralph to find the remote silent');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Meanwhile the work is committed in this clone, on no branch of the remote's.
+    expect(cluster.remote(['log', '--format=%s', 'ralph/demo'])).not.toMatch(/US-001/);
+    await cluster.server.start();
+    const result = await run.done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: origin does not answer \(.*\): .* waits and tries again for up to 1800 s/);
+    expect(result.stderr).toMatch(/origin answers again after \d+ s/);
+    const prd = JSON.parse(cluster.remote(['show', 'ralph/demo:prd.json']));
+    expect(prd.userStories.map((item: { passes: boolean }) => item.passes)).toEqual([true, true]);
+    expect(cluster.remote(['ls-tree', '--name-only', 'ralph/demo'])).toMatch(/story-1\.txt[\s\S]*story-2\.txt/);
+    expect(claims(cluster)).toBe('');
+  }, 180_000);
+
+  it('the remote unreachable past --remote-wait: exit 1 naming the branch that keeps the work; nothing lost', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(2));
+    const started = path.join(sandbox.root, 'started');
+    const go = path.join(sandbox.root, 'go');
+    scenario(sandbox, { 'US-001': [{ touch: started, awaitFiles: [go], write: { 'story-1.txt': 'story 1\n' }, lines: [report('completed')] }] });
+    cluster = await makeHosts(sandbox, 1);
+    const [host] = cluster.hosts as [Sandbox];
+    const run = startRalph(host, ['--remote', 'origin', '--remote-wait', '3s', '--json', ...QUICK]);
+    await waitFor(() => existsSync(started), 60_000, 'the agent to start');
+    await cluster.server.stop();
+    writeFileSync(go, 'go\n');
+    const result = await run.done;
+    expect(result.code).toBe(1);
+    const line = /^ralph: (.*)$/m.exec(result.stderr)?.[1] ?? '';
+    expect(line).toMatch(/^origin did not answer for \d+ s \(.*errno=Connection refused\) while (?:fetching origin\/ralph\/demo|landing US-001): the work of US-001 \(iteration 1\) is kept on branch (ralph-kept\/\S+) in this clone; run ralph again once the remote answers$/);
+    const branch = /on branch (ralph-kept\/\S+) in this clone/.exec(line)![1]!;
+    expect(git(host.repo, ['show', `${branch}:story-1.txt`])).toBe('story 1\n');
+    // The clone is back where the remote left it: no half-landed commit on the feature branch.
+    expect(git(host.repo, ['rev-parse', 'HEAD'])).toBe(cluster.remote(['rev-parse', 'ralph/demo']));
+    expect(git(host.repo, ['status', '--porcelain'])).toBe('');
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'failed', exitCode: 1 });
+    expect(existsSync(path.join(host.repo, '.ralph.lock'))).toBe(false);
+  }, 180_000);
+
+  it('Ctrl+C on one host releases its claims on the remote at once', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(2));
+    const started = (n: number) => path.join(sandbox!.root, `started-${n}`);
+    const never = path.join(sandbox.root, 'never');
+    scenario(sandbox, { 'US-001': [{ touch: started(1), awaitFiles: [never] }], 'US-002': [{ touch: started(2), awaitFiles: [never] }] });
+    cluster = await makeHosts(sandbox, 1);
+    const [host] = cluster.hosts as [Sandbox];
+    const run = startRalph(host, ['--remote', 'origin', '--parallel', '2', '--lease', '10m', ...QUICK]);
+    await waitFor(() => existsSync(started(1)) && existsSync(started(2)), 60_000, 'both agents to start');
+    expect(claims(cluster).split('\n').sort()).toEqual(['refs/ralph/ralph-demo/claims/US-001', 'refs/ralph/ralph-demo/claims/US-002'].map((ref) => ref.replace('ralph-demo', 'ralph%2Fdemo')));
+    process.kill(ralphPid(host), 'SIGINT');
+    const result = await run.done;
+    expect(result.code).toBe(130);
+    expect(claims(cluster)).toBe('');
+  }, 120_000);
 });
