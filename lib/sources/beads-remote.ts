@@ -11,7 +11,7 @@ import path from 'node:path';
 /** How a clone's .beads/ keeps its database. */
 export type BeadsSetup =
   | { kind: 'server'; host: string; port: number; database: string }
-  | { kind: 'embedded' }
+  | { kind: 'embedded'; mode?: string }
   | { kind: 'sqlite' }
   | { kind: 'unreadable'; reason: string };
 
@@ -39,7 +39,7 @@ export function readBeadsSetup(beadsDir: string, env: NodeJS.ProcessEnv): BeadsS
   }
   if (meta.backend === 'sqlite') return { kind: 'sqlite' };
   const server = env.BEADS_DOLT_SERVER_MODE === '1' || String(meta.dolt_mode ?? '').toLowerCase() === 'server';
-  if (!server) return { kind: 'embedded' };
+  if (!server) return typeof meta.dolt_mode === 'string' && meta.dolt_mode ? { kind: 'embedded', mode: meta.dolt_mode } : { kind: 'embedded' };
   return {
     kind: 'server',
     host: env.BEADS_DOLT_SERVER_HOST || (typeof meta.dolt_server_host === 'string' && meta.dolt_server_host) || '127.0.0.1',
@@ -68,7 +68,7 @@ export function remoteStateOf(setup: BeadsSetup, bdVersion?: string): 'database'
     case 'sqlite':
       return { problem: `${NEEDED}; .beads/ here is beads 0.5x SQLite, a file on this machine only` };
     case 'embedded':
-      return { problem: `${NEEDED}; .beads/ here is an embedded database, this clone's own (no dolt_mode "server" in .beads/metadata.json)` };
+      return { problem: `${NEEDED}; .beads/ here is ${setup.mode ? `dolt_mode "${setup.mode}"` : 'an embedded database (no dolt_mode in .beads/metadata.json)'}, this clone's own` };
     case 'unreadable':
       return { problem: `${NEEDED}; cannot read ${setup.reason}` };
     case 'server':

@@ -31,8 +31,8 @@ describe('remoteState: a database every host shares, or one line saying what is 
   });
 
   it.each([
-    ['embedded 1.x', { database: 'dolt', backend: 'dolt', dolt_mode: 'embedded' }, undefined, /\.beads\/ here is an embedded database, this clone's own/],
-    ['no metadata.json (bd defaults to embedded)', undefined, undefined, /embedded database/],
+    ['embedded 1.x', { database: 'dolt', backend: 'dolt', dolt_mode: 'embedded' }, undefined, /\.beads\/ here is dolt_mode "embedded", this clone's own$/],
+    ['no metadata.json (bd defaults to embedded)', undefined, undefined, /\.beads\/ here is an embedded database \(no dolt_mode in \.beads\/metadata\.json\), this clone's own$/],
     ['0.5x SQLite', { database: 'beads.db', backend: 'sqlite' }, undefined, /\.beads\/ here is beads 0\.5x SQLite, a file on this machine only/],
     ['a server, but bd 0.50.3', SERVER, '0.50.3', /bd here is 0\.50\.3, whose claims cannot be renewed or taken over safely/],
     ['a server, but bd 1.0.3 (no compare-and-set on status)', SERVER, '1.0.3', /bd here is 1\.0\.3/],
