@@ -22,6 +22,8 @@ export interface BdIssue {
   priority: number;
   issue_type?: string;
   assignee?: string;
+  /** When bd last wrote the issue (every bd prints it; 1.x to the second): how --remote tells a dead host's claim. */
+  updated_at?: string;
   description?: string;
   acceptance_criteria?: string;
   design?: string;
@@ -93,6 +95,26 @@ export class Bd {
     return parseBdArray(result.stdout, what);
   }
 
+  /**
+   * A write whose refusal is an answer, not an error (a claim, a claim-guarded update): whether bd did it,
+   * with the issues it printed, else its reason.
+   */
+  async attempt(args: string[]): Promise<{ ok: boolean; issues: BdIssue[]; error: string }> {
+    const result = await this.run(args);
+    if (result.exitCode !== 0 || !result.stdout.trim()) return { ok: false, issues: [], error: bdErrorText(result.stdout, result.stderr) };
+    try {
+      return { ok: true, issues: parseBdArray(result.stdout, `bd ${args.join(' ')}`), error: '' };
+    } catch (error) {
+      return { ok: false, issues: [], error: (error as Error).message };
+    }
+  }
+
+  /** `bd version`: e.g. `1.0.5`, or undefined when bd does not say. */
+  async version(): Promise<string | undefined> {
+    const result = await this.run(['version']);
+    return result.exitCode === 0 ? parseBdVersion(result.stdout) : undefined;
+  }
+
   /** `bd show ID…`: the issues found (with their dependencies and dependents); [] when bd knows none of them. */
   async showMany(ids: readonly string[]): Promise<BdIssue[]> {
     const what = `bd show ${ids.join(' ')}`;
@@ -146,6 +168,18 @@ export class Bd {
     const updated = parseBdArray(result.stdout, what).find((issue) => issue.id === id);
     if (updated?.status !== status) throw new RalphError(`cannot set ${id} to ${status}: ${what} left it ${updated ? updated.status : 'out of its answer'}`);
   }
+}
+
+/** The version `bd version --json` prints (`{"version": "1.0.5", …}`), or its text line `bd version 1.0.5 (…)`. */
+export function parseBdVersion(stdout: string): string | undefined {
+  try {
+    const parsed = JSON.parse(stdout) as { version?: unknown; data?: { version?: unknown } };
+    const version = parsed.version ?? parsed.data?.version;
+    if (typeof version === 'string') return version;
+  } catch {
+    // the text form
+  }
+  return /\bversion\s+v?(\d+\.\d+(?:\.\d+)?)/.exec(stdout)?.[1];
 }
 
 function notEpics(issues: BdIssue[]): BdIssue[] {

@@ -6,20 +6,27 @@ import { ClaimLostError, errorMessage, RalphError } from '../errors.ts';
 import type { Bd } from './bd.ts';
 import type { Snapshot, SnapshotPurpose, Task, WorkerSupport } from './types.ts';
 
-/** The assignee a worker's claims carry, e.g. `ralph-w2`. */
-export function workerActor(worker: number): string {
-  return `ralph-w${worker}`;
+/**
+ * The assignee a worker's claims carry: `ralph-w2` on one machine; with --remote, `ralph-<host>-w2`, so
+ * every host knows its own claims from another host's (recovery, takeover).
+ */
+export function workerActor(worker: number, host?: string): string {
+  return host === undefined ? `ralph-w${worker}` : `ralph-${host}-w${worker}`;
 }
 
-/** Assignees of ralph's workers' claims. */
-export const WORKER_ACTOR = /^ralph-w\d+$/;
+/** Whose ralph worker an assignee names (`host` absent for a run without --remote); undefined for anyone else. */
+export function parseActor(assignee: string | undefined): { host?: string; worker: number } | undefined {
+  const match = /^ralph-(?:(.+)-)?w(\d+)$/.exec(assignee ?? '');
+  if (!match) return undefined;
+  return match[1] === undefined ? { worker: Number(match[2]) } : { host: match[1], worker: Number(match[2]) };
+}
 
 /**
- * Claims `task` for `worker`. Whatever bd prints (1.x: the updated issue, exit 1 when taken; 0.50: exit 0
- * and an empty answer when taken), `bd show` then says who holds it.
+ * Claims `task` for `worker` (of `host` with --remote). Whatever bd prints (1.x: the updated issue, exit 1
+ * when taken; 0.50: exit 0 and an empty answer when taken), `bd show` then says who holds it.
  */
-export async function claimForWorker(bd: Bd, task: Task, worker: number): Promise<void> {
-  const actor = workerActor(worker);
+export async function claimForWorker(bd: Bd, task: Task, worker: number, host?: string): Promise<void> {
+  const actor = workerActor(worker, host);
   await bd.query(['update', task.id, '--claim', '--actor', actor]).catch(() => undefined);
   let issue;
   try {
@@ -34,8 +41,8 @@ export async function claimForWorker(bd: Bd, task: Task, worker: number): Promis
 }
 
 /** The prompt of a worker: the configured one (e.g. /sp:next) with the bead it must work on. */
-export function workerPrompt(prompt: string, task: Task, worker: number): string {
-  return `${prompt} ${task.id}\n\nWork on bead ${task.id} "${task.title}" only: ralph claimed it for you (assignee ${workerActor(worker)}). Other agents work on other beads at the same time; do not start, claim or close any other bead.`;
+export function workerPrompt(prompt: string, task: Task, worker: number, host?: string): string {
+  return `${prompt} ${task.id}\n\nWork on bead ${task.id} "${task.title}" only: ralph claimed it for you (assignee ${workerActor(worker, host)}). Other agents work on other beads at the same time; do not start, claim or close any other bead.`;
 }
 
 export function createBeadsWorkers(root: string, snapshot: (purpose?: SnapshotPurpose) => Promise<Snapshot>): WorkerSupport {

@@ -3,7 +3,10 @@ import path from 'node:path';
 import { errorMessage } from '../errors.ts';
 import { Bd, type BdIssue } from './bd.ts';
 import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from './beads-state.ts';
-import { claimForWorker, createBeadsWorkers, WORKER_ACTOR, workerPrompt } from './beads-workers.ts';
+import { claimForWorker, createBeadsWorkers, parseActor, workerActor, workerPrompt } from './beads-workers.ts';
+import { expiredClaim, leaseOf, releaseClaim, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './beads-lease.ts';
+import { createClaimKeeper } from './beads-keeper.ts';
+import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './beads-remote.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from './types.ts';
 import { readQuestions, questionsOf, type Question } from '../questions/store.ts';
 import { answersBlock, quoted } from '../questions/text.ts';
@@ -26,6 +29,11 @@ export function epicTitleForBranch(branch: string): string {
 
 function toTask(issue: BdIssue): Task {
   return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type } };
+}
+
+/** An expired claim of another host, offered as ready: `heldBy` tells claim() to take it over. */
+function takeoverTask(issue: BdIssue): Task {
+  return { ...toTask(issue), meta: { type: issue.issue_type, heldBy: issue.assignee } };
 }
 
 /** A bead as the reviewer sees it: id, title, description, design and acceptance criteria. */
@@ -72,6 +80,14 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   let fresh = false;
   // What each remaining task waits for, read (bd show) only when nothing is ready.
   let blockers = new Map<string, string[]>();
+  // --remote: this host's claims carry its id, are renewed while held and expire when it dies (beads-lease.ts).
+  const host = ctx.host;
+  const lease = leaseOf(ctx.config);
+  let bdVersion: string | undefined;
+  const keeper = host === undefined ? undefined : createClaimKeeper({ every: Math.max(1, Math.floor(lease / 3)), renew: (id, worker) => renewClaim(bd, id, workerActor(worker, host), ctx.deps.now()), warn: ctx.warn });
+  // With --remote every iteration runs under a worker's name, one agent or several: bd's claim is what
+  // keeps two hosts off one bead, and /sp:next alone would pick any ready one.
+  const workerOf = (info: IterationInfo): number | undefined => info.worker ?? (host === undefined ? undefined : 1);
 
   const list = async (): Promise<void> => {
     state.children = (await bd.children(epic!.id)).filter((issue) => issue.issue_type !== 'epic');
@@ -81,12 +97,22 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   // carries them until the bead closes again.
   const rejected = new Map<string, { title: string; iteration: number; reasons: string }>();
 
-  /** Our own agent is the only one working (we hold the lock): anything it left in_progress is orphaned. */
+  /**
+   * Our own agents are the only ones working here (we hold the lock): what they left in_progress is
+   * orphaned. On one machine that is every in_progress bead; with --remote only this host's claims (other
+   * hosts' are theirs, or taken over once expired), each put back only if still this host's.
+   */
   const reopenOrphans = async (reason: string): Promise<string[]> => {
     const warnings: string[] = [];
     for (const child of state.children.filter((issue) => issue.status === 'in_progress')) {
-      // A worker's claim carries its name as assignee; a claim needs an unassigned bead, so drop it too.
-      await bd.setStatus(child.id, 'open', child.assignee && WORKER_ACTOR.test(child.assignee) ? { assignee: '' } : {});
+      const actor = parseActor(child.assignee);
+      if (host !== undefined) {
+        if (actor?.host !== host || !(await releaseClaim(bd, child, child.assignee!))) continue;
+        delete child.assignee;
+      } else {
+        // A worker's claim carries its name as assignee; a claim needs an unassigned bead, so drop it too.
+        await bd.setStatus(child.id, 'open', actor ? { assignee: '' } : {});
+      }
       child.status = 'open';
       warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}; put back to open`);
     }
@@ -102,8 +128,11 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     const asked = new Set(questions().filter((item) => item.answer === undefined).map((item) => item.taskId));
     const remaining = state.children.filter((issue) => !isClosed(issue)).map(toTask);
     const waiting = remaining.filter((task) => asked.has(task.id));
+    // --remote: another host's claim that went unrenewed for a whole lease is offered for takeover.
+    const now = ctx.deps.now();
+    const expired = host === undefined ? [] : state.children.filter((issue) => expiredClaim(issue, host, now, lease));
     return {
-      ready: ready.filter((issue) => !asked.has(issue.id)).map(toTask),
+      ready: [...ready.filter((issue) => !asked.has(issue.id)).map(toTask), ...expired.filter((issue) => !asked.has(issue.id)).map(takeoverTask)],
       remaining,
       done: state.children.filter(isClosed).map(toTask),
       ...(waiting.length > 0 ? { waiting } : {}),
@@ -125,6 +154,11 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
         return problems;
       }
       try {
+        if (host !== undefined) {
+          bdVersion = await bd.version();
+          const warning = loopbackWarning(readBeadsSetup(beadsDirOf(ctx.root, ctx.deps.env), ctx.deps.env));
+          if (warning) ctx.warn(warning);
+        }
         if (ctx.config.epic) {
           epic = await bd.show(ctx.config.epic);
           if (!epic) problems.push(`epic ${ctx.config.epic} (from --epic) does not exist in beads`);
@@ -156,9 +190,14 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     },
 
     async claim(task: Task, info: IterationInfo) {
-      // Several workers: each bead is claimed for its worker, atomically, and /sp:next is told which.
-      if (info.worker !== undefined) {
-        if (task.status !== 'in_progress') await claimForWorker(bd, task, info.worker);
+      // Several workers (or --remote): each bead is claimed for its worker, atomically, and /sp:next is told which.
+      const worker = workerOf(info);
+      if (worker !== undefined) {
+        keeper?.release(worker);
+        const holder = typeof task.meta?.heldBy === 'string' ? task.meta.heldBy : undefined;
+        if (holder !== undefined && host !== undefined) await takeOver(bd, task, { holder, worker, host, lease, now: () => ctx.deps.now(), settle: () => ctx.deps.sleep(TAKEOVER_SETTLE_MS) });
+        else if (task.status !== 'in_progress') await claimForWorker(bd, task, worker, host);
+        keeper?.hold(worker, task.id);
         return;
       }
       // Before a retry, the failed attempt may have claimed a task; /sp:next only sees open ones.
@@ -194,7 +233,8 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       const open = new Set(state.children.filter((issue) => !isClosed(issue)).map((issue) => issue.id));
       const asked = questions().filter((item) => open.has(item.taskId));
       // One agent: /sp:next picks the bead, so every answered bead's answers go along; a worker's only its own.
-      return withQuestionNotes(withReviewNotes(info.worker === undefined ? prompt : workerPrompt(prompt, task, info.worker), notes), asked, info.worker === undefined ? undefined : task.id);
+      const worker = workerOf(info);
+      return withQuestionNotes(withReviewNotes(worker === undefined ? prompt : workerPrompt(prompt, task, worker, host), notes), asked, worker === undefined ? undefined : task.id);
     },
 
     words: { task: 'bead', finished: 'closed' },
@@ -207,14 +247,26 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       return beadBrief(issue ?? { id: task.id, title: task.title, status: task.status, priority: task.priority ?? 2 });
     },
 
+    async settle(_result, info: IterationInfo) {
+      // The iteration is over: its bead is no longer this host's to keep alive.
+      const worker = workerOf(info);
+      if (worker !== undefined) keeper?.release(worker);
+    },
+
     async reopen(task: Task, reasons: string, info: IterationInfo) {
-      await bd.setStatus(task.id, 'open');
+      const worker = workerOf(info);
+      if (worker !== undefined) keeper?.release(worker);
+      // A worker's bead carries its name: unassigned, so any worker (or host) can claim it again.
+      await bd.setStatus(task.id, 'open', worker === undefined ? {} : { assignee: '' });
       // The children list ralph carries says closed: the next snapshot lists them again.
       state.carried = false;
       rejected.set(task.id, { title: task.title, iteration: info.iteration, reasons });
     },
 
     workers: createBeadsWorkers(ctx.root, (purpose) => source.snapshot(purpose)),
+
+    // Exact once check() has asked bd its version; before that, judged by .beads/ alone.
+    remoteState: () => remoteStateOf(readBeadsSetup(beadsDirOf(ctx.root, ctx.deps.env), ctx.deps.env), bdVersion),
 
     explainStuck(snapshot: Snapshot) {
       const byId = new Map(state.children.map((issue) => [issue.id, issue]));

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 export const FAKE_BD_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** Absolute path of the fake `bd` executable. */
 export const FAKE_BD = path.join(FAKE_BD_DIR, 'bd');
-/** The bd behaviours the fake follows (FAKE_BD_VERSION): beads 0.50.3 as recorded, and 1.x from its source. */
+/** The bd behaviours the fake follows (FAKE_BD_VERSION): beads 0.50.3 and 1.0.5 as recorded (1.x also read from its source). */
 export const FAKE_BD_VERSIONS = ['0.50', '1.x'] as const;
 export type FakeBdVersion = (typeof FAKE_BD_VERSIONS)[number];
 

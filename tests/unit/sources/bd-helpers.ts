@@ -27,31 +27,41 @@ function run(args: readonly string[], options: ExecOptions): Promise<ExecResult>
   });
 }
 
-/** The standard epic (closed clarify phase, tasks .2 → .3 → .4 in a chain) plus `extra` issues. */
+/** The standard epic: a closed clarify phase, tasks .2 → .3 → .4 in a chain. */
+export function standardIssues(extra: SeedIssue[] = []): SeedIssue[] {
+  return [
+    { id: 'ws-ep', title: 'Feature: demo', issue_type: 'epic', priority: 1 },
+    { id: 'ws-ep.1', title: '[sp:02-clarify] Clarify', status: 'closed' },
+    { id: 'ws-ep.2', title: 'Task A' },
+    { id: 'ws-ep.3', title: 'Task B', dependencies: ['ws-ep.2'] },
+    { id: 'ws-ep.4', title: 'Task C', dependencies: ['ws-ep.3'] },
+    ...extra,
+  ];
+}
+
+/** The standard epic plus `extra` issues, in a project of its own. */
 export function beadsProject(version: FakeBdVersion, extra: SeedIssue[] = [], options: { epic?: string } = {}): BeadsProject {
   const root = tempDir('ralph-beads-');
-  seedBeads(root, {
-    prefix: 'ws',
-    issues: [
-      { id: 'ws-ep', title: 'Feature: demo', issue_type: 'epic', priority: 1 },
-      { id: 'ws-ep.1', title: '[sp:02-clarify] Clarify', status: 'closed' },
-      { id: 'ws-ep.2', title: 'Task A' },
-      { id: 'ws-ep.3', title: 'Task B', dependencies: ['ws-ep.2'] },
-      { id: 'ws-ep.4', title: 'Task C', dependencies: ['ws-ep.3'] },
-      ...extra,
-    ],
-  });
-  // The fake bd through the run's server, as in the e2e sandboxes (tests/support/bd-server.ts).
+  seedBeads(root, { prefix: 'ws', issues: standardIssues(extra) });
+  return projectAt(root, version, options);
+}
+
+/**
+ * ralph's view of the beads project at `root` (its .beads/ already made): the fake bd through the run's
+ * server, as in the e2e sandboxes (tests/support/bd-server.ts). `env` goes to every bd call (e.g.
+ * FAKE_BD_SERVERS for server mode); `host` is the --remote host id.
+ */
+export function projectAt(root: string, version: FakeBdVersion, options: { epic?: string; env?: Record<string, string>; host?: string; now?: () => number } = {}): BeadsProject {
   const bin = tempDir('ralph-beads-bin-');
   writeSandboxBd(bin);
-  const env = fakeBdEnv({ FAKE_BD_VERSION: version, FAKE_BD_SERVER: process.env.FAKE_BD_SERVER });
+  const env = fakeBdEnv({ FAKE_BD_VERSION: version, FAKE_BD_SERVER: process.env.FAKE_BD_SERVER, ...options.env });
   env.PATH = `${bin}${path.delimiter}${env.PATH}`;
   const calls: string[][] = [];
   const sink = { write: () => true };
   const deps: Deps = {
     cwd: root,
     env,
-    now: () => Date.now(),
+    now: options.now ?? (() => Date.now()),
     sleep: async () => {},
     random: () => 0.5,
     stdout: sink,
@@ -66,7 +76,7 @@ export function beadsProject(version: FakeBdVersion, extra: SeedIssue[] = [], op
   const warnings: string[] = [];
   return {
     root,
-    ctx: { root, branch: '001-demo', config, deps, warn: (message) => warnings.push(message), warnings },
+    ctx: { root, branch: '001-demo', config, deps, warn: (message) => warnings.push(message), warnings, ...(options.host === undefined ? {} : { host: options.host }) },
     calls,
     other: (...args) => JSON.parse(execFileSync(path.join(bin, 'bd'), [...args, '--json'], { cwd: root, env, encoding: 'utf8' }) || 'null'),
   };
