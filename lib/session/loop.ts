@@ -272,6 +272,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         if (remote) await dock!.lock.run(() => dock!.target());
         const elsewhere = new Set(remote ? (await dock!.elsewhere()).keys() : []);
         const before = await source.snapshot();
+        // Beads claims in its shared database: a bead in progress while nothing runs here is another host's.
+        const othersHold = elsewhere.size > 0 || (remote?.claims === 'database' && running.size === 0 && before.remaining.some((task) => task.status === 'in_progress'));
         doneAtStart ??= before.done.length;
         lastSnapshot = before;
         if (running.size === 0) {
@@ -285,7 +287,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
             const what = ctx.records.length === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
             return finish('completed', ExitCode.complete, `${what}${skipped}`, before);
           }
-          if ((next.kind === 'stuck' || next.kind === 'waiting') && elsewhere.size === 0) return finish('failed', ExitCode.failure, next.kind === 'stuck' ? source.explainStuck(before) : describeWaiting(ctx.root, source, before), before);
+          if ((next.kind === 'stuck' || next.kind === 'waiting') && !othersHold) return finish('failed', ExitCode.failure, next.kind === 'stuck' ? source.explainStuck(before) : describeWaiting(ctx.root, source, before), before);
           if (next.kind === 'limit') return finish('limit_reached', ExitCode.limit, `${describeLimit()} with ${describeTasksLeft(before.remaining.length, before.skipped?.map((task) => task.id))}`, before);
         }
         while (idle.length > 0 && mayStart()) {
@@ -294,7 +296,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
           start(task, idle.shift()!, before);
         }
         // Nothing to start here while other hosts hold what is left: look again in a while.
-        if (running.size === 0 && elsewhere.size > 0 && mayStart()) {
+        if (running.size === 0 && othersHold && mayStart()) {
           await ctx.deps.sleep(pollMs(ctx.config), signal).catch(() => undefined);
           continue;
         }

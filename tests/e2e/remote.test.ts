@@ -2,11 +2,11 @@
 // branch through a bare repository served by a real git daemon. Claims are refs on the remote; work lands
 // by replay and push.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prdProject, report, specKitProject, tick, TASKS_PATH } from './projects.ts';
-import { agentCalls, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
+import { agentCalls, closeStep, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
 import { makeHosts, type Hosts } from './hosts.ts';
 
 let sandbox: Sandbox | undefined;
@@ -130,4 +130,52 @@ describe('--remote: several hosts on one feature', () => {
     expect(summaries.reduce((sum, summary) => sum + summary.remote.landedHere, 0)).toBe(10);
     expect(cluster.remote(['for-each-ref', 'refs/ralph/'])).toBe('');
   }, 240_000);
+
+  it('beads in server mode: two hosts × two workers share one bd database; bd claims each bead, no ref on the remote', async () => {
+    sandbox = makeSandbox();
+    // beads 1.x in server mode: .beads/metadata.json (tracked) names one dolt server every clone talks to.
+    const servers = path.join(sandbox.root, 'dolt');
+    const database = path.join(servers, '127.0.0.1_3307', 'ws');
+    mkdirSync(database, { recursive: true });
+    const beads = ['ws-9w6.2', 'ws-9w6.3', 'ws-9w6.4', 'ws-9w6.5'];
+    const issues = [
+      { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
+      { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: 'closed', priority: 1 },
+      ...beads.map((id, index) => ({ id, title: `Task ${index + 1}: build part ${index + 1}`, parent: 'ws-9w6', priority: 2 })),
+    ];
+    writeFileSync(path.join(database, 'fake-db.json'), JSON.stringify({ prefix: 'ws', issues }));
+    mkdirSync(path.join(sandbox.repo, '.beads'));
+    writeFileSync(path.join(sandbox.repo, '.beads', 'metadata.json'), JSON.stringify({ database: 'dolt', backend: 'dolt', dolt_mode: 'server', dolt_server_host: '127.0.0.1', dolt_server_port: 3307, dolt_database: 'ws' }));
+    execFileSync('git', ['add', '-f', '.beads/metadata.json'], { cwd: sandbox.repo, env: sandbox.env });
+    execFileSync('git', ['commit', '-qm', 'beads in server mode'], { cwd: sandbox.repo, env: sandbox.env });
+    sandbox.env.FAKE_BD_SERVERS = servers;
+    const runs = path.join(sandbox.root, 'runs.log');
+    const file = path.join(sandbox.root, 'scenario.json');
+    writeFileSync(file, JSON.stringify({ byPrompt: beads.map((id) => ({ match: `Work on bead ${id} `, steps: [closeStep(id, { append: { [runs]: `${id}\n` }, write: { [`${id}.txt`]: `${id}\n` }, workMs: 300 })] })) }));
+    sandbox.env.FAKE_AGENT_SCENARIO = file;
+    cluster = await makeHosts(sandbox, 2);
+    const results = await Promise.all(cluster.hosts.map((host) => runRalph(host, ['--remote', 'origin', '--parallel', '2', '--lease', '20s', '--json', ...FAST])));
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(runs, 'utf8').trim().split('\n').sort()).toEqual(beads);
+    const stored = JSON.parse(readFileSync(path.join(database, 'fake-db.json'), 'utf8')).issues as Array<{ id: string; status: string }>;
+    for (const id of beads) expect(stored.find((issue) => issue.id === id)?.status).toBe('closed');
+    const files = cluster.remote(['ls-tree', '--name-only', '001-ralph-automation']);
+    for (const id of beads) expect(files).toContain(`${id}.txt`);
+    expect(cluster.remote(['for-each-ref', 'refs/ralph/'])).toBe('');
+    const summaries = results.map((result) => JSON.parse(result.stdout));
+    expect(summaries.reduce((sum, summary) => sum + summary.remote.landedHere, 0)).toBe(4);
+  }, 240_000);
+
+  it('beads without a shared database: --remote is refused in one line saying what is needed', async () => {
+    sandbox = makeSandbox();
+    const { seedBeads, standardEpic } = await import('./helpers.ts');
+    seedBeads(sandbox, standardEpic(2));
+    cluster = await makeHosts(sandbox, 1);
+    const [host] = cluster.hosts as [Sandbox];
+    seedBeads(host, standardEpic(2));
+    const result = await runRalph(host, ['--remote', 'origin', ...FAST]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/--remote with beads needs a bd database every host shares: beads 1\.0\.4 or later in server mode/);
+    expect(agentCalls(host)).toHaveLength(0);
+  }, 60_000);
 });
