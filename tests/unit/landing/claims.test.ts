@@ -1,0 +1,111 @@
+// Claims on a remote, against a real bare repository (pushes go through git's receive-pack): the server
+// decides every race; a live claim is never taken, an expired one by exactly one host.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ClaimLostError } from '../../../lib/errors.ts';
+import { Git } from '../../../lib/git.ts';
+import { realDeps } from '../../../lib/deps.ts';
+import { refPart, RemoteClaims } from '../../../lib/landing/claims.ts';
+import { noAnswer, pushLines, remoteGit } from '../../../lib/landing/remote-git.ts';
+import { tempDir } from '../../support/temp.ts';
+
+const ENV = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1' };
+
+/** A bare remote and `count` clones of it, each with claims of its own run, on one clock the test moves. */
+function hosts(count: number, leaseMs = 10_000) {
+  const root = tempDir('ralph-claims-');
+  const bare = path.join(root, 'remote.git');
+  execFileSync('git', ['init', '-q', '--bare', bare], { env: ENV });
+  const clock = { now: 1_000_000 };
+  const warnings: string[] = [];
+  const clones = Array.from({ length: count }, (_, index) => {
+    const dir = path.join(root, `h${index + 1}`);
+    execFileSync('git', ['init', '-q', dir], { env: ENV });
+    execFileSync('git', ['remote', 'add', 'origin', bare], { cwd: dir, env: ENV });
+    for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) execFileSync('git', ['config', key!, value!], { cwd: dir, env: ENV });
+    const main = new Git(dir);
+    const deps = { ...realDeps(), env: ENV };
+    const claims = new RemoteClaims({ main, git: remoteGit(deps, dir), remote: 'origin', branch: 'feature/x', me: { host: `h${index + 1}`, clone: dir, run: `run-${index + 1}`, pid: 100 + index }, leaseMs, now: () => clock.now, warn: (message) => warnings.push(message) });
+    const fetch = () => execFileSync('git', ['fetch', '-q', '--prune', 'origin', claims.fetchSpec], { cwd: dir, env: ENV });
+    return { dir, claims, fetch, seen: async (task: string) => (fetch(), (await claims.read()).find((claim) => claim.task === task)) };
+  });
+  const onRemote = (): string[] => execFileSync('git', ['for-each-ref', '--format=%(refname)', 'refs/ralph/'], { cwd: bare, encoding: 'utf8' }).split('\n').filter(Boolean);
+  return { clones, clock, warnings, onRemote };
+}
+
+describe('claims on the remote', () => {
+  it('a claim is a ref under refs/ralph/<branch>/claims/ saying who holds it; another live run cannot take it', async () => {
+    const { clones, onRemote } = hosts(2);
+    const [a, b] = clones as [ReturnType<typeof hosts>['clones'][number], ReturnType<typeof hosts>['clones'][number]];
+    expect(await a.claims.claim('T001', await a.seen('T001'))).toBeUndefined();
+    expect(onRemote()).toEqual(['refs/ralph/feature%2Fx/claims/T001']);
+    const seen = await b.seen('T001');
+    expect(seen).toMatchObject({ task: 'T001', host: 'h1', run: 'run-1', pid: 100, since: 1_000_000, renewedAt: 1_000_000 });
+    await expect(b.claims.claim('T001', seen)).rejects.toThrow(/^T001 is held by h1 \(.*h1, run run-1, pid 100\) since /);
+    a.claims.forget('T001');
+  });
+
+  it('two hosts creating the same claim at once: the server gives it to exactly one (20 races)', async () => {
+    const { clones } = hosts(2);
+    for (let round = 0; round < 20; round += 1) {
+      const task = `T${round}`;
+      const outcomes = await Promise.allSettled(clones.map((clone) => clone.claims.claim(task, undefined)));
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+      const lost = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+      expect(lost.reason).toBeInstanceOf(ClaimLostError);
+      for (const clone of clones) clone.claims.forget(task);
+    }
+  });
+
+  it('an expired claim is taken over by exactly one of two hosts (compare-and-swap on the commit seen); a live one by none', async () => {
+    const { clones, clock, warnings } = hosts(3, 5_000);
+    const [dead, b, c] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    await dead!.claims.claim('T001', undefined);
+    dead!.claims.forget('T001'); // the host dies: nothing renews it any more
+    clock.now += 4_000;
+    const live = await b!.seen('T001');
+    await expect(b!.claims.claim('T001', live)).rejects.toThrow(/is held by h1/);
+    clock.now += 2_000; // past the lease
+    const [seenB, seenC] = [await b!.seen('T001'), await c!.seen('T001')];
+    const outcomes = await Promise.allSettled([b!.claims.claim('T001', seenB), c!.claims.claim('T001', seenC)]);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    expect(warnings.filter((line) => /^took over T001 from h1 \(.*\): its claim was not renewed for 6 s \(lease 5 s\)$/.test(line))).toHaveLength(1);
+    const holder = await c!.seen('T001');
+    expect(['run-2', 'run-3']).toContain(holder!.run);
+    b!.claims.forget('T001');
+    c!.claims.forget('T001');
+  });
+
+  it('release deletes only a claim that is still this run\'s', async () => {
+    const { clones, clock, onRemote } = hosts(2, 1_000);
+    const [a, b] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    await a!.claims.claim('T001', undefined);
+    clock.now += 5_000;
+    await b!.claims.claim('T001', await b!.seen('T001'));
+    await a!.claims.release('T001'); // a's lease ran out and b holds it now: a's release must not delete b's claim
+    expect(onRemote()).toEqual(['refs/ralph/feature%2Fx/claims/T001']);
+    expect((await a!.seen('T001'))!.run).toBe('run-2');
+    await b!.claims.release('T001');
+    expect(onRemote()).toEqual([]);
+  });
+});
+
+describe('remote git output', () => {
+  it('refPart keeps ref names valid for any branch or task id', () => {
+    expect(refPart('feature/x')).toBe('feature%2Fx');
+    expect(refPart('US-001')).toBe('US-001');
+    expect(refPart('a..b.lock')).toBe('a%2E%2Eb%2Elock');
+    expect(refPart('tâche 1')).toBe('t%C3%A2che%201');
+  });
+
+  it('push --porcelain lines, and a remote that does not answer told apart from one that refuses', () => {
+    expect(pushLines('To git://h/r\n!\trefs/heads/x:refs/heads/x\t[rejected] (fetch first)\n=\tHEAD:refs/ralph/a\t[up to date]\nDone\n')).toEqual([
+      { flag: '!', to: 'refs/heads/x', summary: '[rejected] (fetch first)' },
+      { flag: '=', to: 'refs/ralph/a', summary: '[up to date]' },
+    ]);
+    expect(noAnswer({ exitCode: 128, stdout: '', stderr: 'fatal: unable to connect to 127.0.0.1:\n127.0.0.1[0: 127.0.0.1]: errno=Connection refused\n' })).toBe('fatal: unable to connect to 127.0.0.1: 127.0.0.1[0: 127.0.0.1]: errno=Connection refused');
+    expect(noAnswer({ exitCode: 1, stdout: '!\trefs/heads/x:refs/heads/x\t[rejected] (non-fast-forward)\n', stderr: 'error: failed to push some refs' })).toBeUndefined();
+    expect(noAnswer({ exitCode: 0, stdout: '', stderr: '' })).toBeUndefined();
+  });
+});
