@@ -12,6 +12,7 @@ export function localDock(main: Git, head: string | undefined): Dock {
     publish: async () => ({ kind: 'landed' }),
     rewind: async () => undefined,
     claim: async () => undefined,
+    lost: () => undefined,
     release: async () => undefined,
     share: async () => undefined,
     elsewhere: async () => new Map<string, Claim>(),

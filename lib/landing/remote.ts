@@ -146,6 +146,8 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
     },
 
+    lost: (taskId) => refs?.lostReason(taskId),
+
     async release(taskId) {
       await refs?.release(taskId);
     },

@@ -57,6 +57,8 @@ export interface Dock {
    * caller then looks at the shared head again: a task landed just before the claim is done, not to redo.
    */
   claim(taskId: string): Promise<void>;
+  /** Why this run's claim of `taskId` is not its own any more (a renewal found it taken over); else undefined. */
+  lost(taskId: string): string | undefined;
   /** Lets go of a claim (a failed, abandoned or interrupted task); nothing when none is held. */
   release(taskId: string): Promise<void>;
   /** Makes a kept branch (work not landed) visible to every host; where it is, when it went anywhere. */

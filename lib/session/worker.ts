@@ -165,9 +165,17 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 
   const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined): Promise<Landed> => {
     let ready = early;
+    const refuse = async (why: string, target: string, iteration: number): Promise<Landed> => {
+      if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+      const kept = await keepShared(iteration);
+      return { kept, head: target, refused: true, reason: `not landed: ${why}; the work is kept${kept ? ` on branch ${kept}` : ''}` };
+    };
     for (;;) {
       const target = await dock.target();
       if (!target || !tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
+      // Another host holds the task now (its lease ran out here): this work is kept, never landed beside theirs.
+      const lost = dock.lost(task.id);
+      if (lost) return refuse(lost, target, info.iteration);
       let replay: Replay;
       if (ready && ready.target === target) replay = ready.replay;
       else {
@@ -200,10 +208,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (published.kind !== 'landed') {
         await dock.rewind(target);
         if (published.kind === 'moved') continue;
-        // Another host holds the task now: this work is kept, never landed beside theirs.
-        if (original) await tree.git.raw(['reset', '--hard', original]);
-        const kept = await keepShared(info.iteration);
-        return { kept, head: target, refused: true, reason: `not landed: ${published.why}; the work is kept${kept ? ` on branch ${kept}` : ''}` };
+        return refuse(published.why, target, info.iteration);
       }
       lock.published = head ?? target;
       const commit = head !== target ? head : undefined;

@@ -171,4 +171,38 @@ describe('--remote under faults', () => {
     expect(result.code).toBe(130);
     expect(claims(cluster)).toBe('');
   }, 120_000);
+
+  it('a host frozen past its lease (SIGSTOP): another host takes the task over and lands it; the frozen one, thawed, lands nothing twice', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, stories(2));
+    cluster = await makeHosts(sandbox, 2);
+    const [host1, host2] = cluster.hosts as [Sandbox, Sandbox];
+    const started = path.join(sandbox.root, 'host1-started');
+    const go = path.join(sandbox.root, 'go');
+    const finish = (n: number, extra: Record<string, unknown> = {}) => ({ write: { [`story-${n}.txt`]: `story ${n} by ${extra.by ?? 'host2'}\n` }, lines: [report('completed')], ...extra });
+    scenario(host1, { 'US-001': [{ ...finish(1, { by: 'host1' }), touch: started, awaitFiles: [go] }] }, 'host1');
+    scenario(host2, { 'US-001': [finish(1)], 'US-002': [finish(2)] }, 'host2');
+    const first = startRalph(host1, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
+    await waitFor(() => existsSync(started), 60_000, 'host1 to start US-001');
+    const pid = ralphPid(host1);
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const second = await runRalph(host2, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toMatch(/took over US-001 from host1/);
+    } finally {
+      writeFileSync(go, 'go\n');
+      process.kill(pid, 'SIGCONT');
+    }
+    const thawed = await first.done;
+    expect(thawed.code, thawed.stderr).toBe(0);
+    expect(thawed.stderr).toMatch(/not landed: the claim of US-001 (?:is not this run's any more|was taken over by another host)/);
+    // US-001 landed once, host2's; host1's work is kept on the remote for a person to look at.
+    expect(cluster.remote(['log', '--format=%s', 'ralph/demo']).split('\n').filter((subject) => subject.startsWith('ralph: US-001'))).toHaveLength(1);
+    expect(cluster.remote(['show', 'ralph/demo:story-1.txt'])).toBe('story 1 by host2\n');
+    const kept = cluster.remote(['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).trim();
+    expect(kept).toMatch(/US-001-i1/);
+    expect(cluster.remote(['show', `${kept}:story-1.txt`])).toBe('story 1 by host1\n');
+    expect(claims(cluster)).toBe('');
+  }, 180_000);
 });
