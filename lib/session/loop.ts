@@ -29,6 +29,7 @@ import type { Dock } from '../landing/types.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
 import { endLoop, pollMs } from './loop-end.ts';
+import { Reruns } from './reruns.ts';
 import { describeWaiting } from '../questions/index.ts';
 
 export interface LoopContext {
@@ -74,8 +75,6 @@ export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs'
 
 type Ended = { slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown };
 
-/** A task that conflicted when merged back: it runs again on a fresh base, alone after a second conflict. */
-type Rerun = { task: Task; conflicts: number };
 
 /** The loop: snapshot, decide, start iterations on idle workers, record each as it ends; until done or a limit. */
 export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
@@ -131,10 +130,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
 
   const idle: number[] = Array.from({ length: size }, (_, index) => index + 1);
   const running = new Map<number, { task: Task; ended: Promise<Ended> }>();
-  const reruns: Rerun[] = [];
-  /** Conflicts in a row per task: a second one makes the task run alone. */
-  const conflictsOf = new Map<string, number>();
-  let alone: (Rerun & { started: boolean }) | undefined;
+  const reruns = new Reruns();
 
   /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
   const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
@@ -178,22 +174,15 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     if (ctx.config.maxCost !== undefined && costUsd >= ctx.config.maxCost) return false;
     // No new agent while the session waits for a usage-limit reset, nor beside a task that must run alone.
     if (ctx.usageWait.until !== undefined) return false;
-    return !(alone?.started ?? false);
+    return !reruns.blocking;
   };
 
   /** The next task for an idle worker: a rerun first, else what the source says may start beside the running ones. */
   const pick = (before: Snapshot, elsewhere: ReadonlySet<string>): Task | undefined => {
     const busy = new Set([...[...running.values()].map((entry) => entry.task.id), ...elsewhere]);
     const open = new Set(before.remaining.map((task) => task.id));
-    if (alone) {
-      if (running.size > 0 || !open.has(alone.task.id)) return undefined;
-      alone.started = true;
-      return alone.task;
-    }
-    while (reruns.length > 0) {
-      const rerun = reruns.shift()!;
-      if (open.has(rerun.task.id) && !busy.has(rerun.task.id)) return rerun.task;
-    }
+    const rerun = reruns.next(open, busy, running.size);
+    if (rerun !== undefined) return rerun ?? undefined;
     let candidates = single ? before.ready : source.workers.startable(before, [...running.values()].map((entry) => entry.task));
     // Nothing startable by the parallel rules while nothing runs (a dependency written out of order): the
     // source's own next task goes, alone.
@@ -231,21 +220,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     if (single) head = output.head;
     bus.emit({ type: 'iteration_end', record: output.record });
     if (output.record.kept && !output.conflict) bus.emit({ type: 'info', message: `the work of iteration ${output.record.iteration} (${output.record.taskId}) was not merged: kept on branch ${output.record.kept}` });
-    if (output.conflict) {
-      const conflicts = (conflictsOf.get(ended.task.id) ?? 0) + 1;
-      conflictsOf.set(ended.task.id, conflicts);
-      if (alone?.task.id === ended.task.id) alone = undefined;
-      if (conflicts >= 2) {
-        alone = { task: ended.task, conflicts, started: false };
-        bus.emit({ type: 'warning', message: `${ended.task.id} conflicted again (${output.conflict.join(', ')}): it runs once more alone, with no other worker merging until it is done` });
-      } else {
-        reruns.push({ task: ended.task, conflicts });
-        bus.emit({ type: 'warning', message: `${ended.task.id} conflicted when merged back (${output.conflict.join(', ')}): it runs again on a fresh base` });
-      }
-    } else {
-      conflictsOf.delete(ended.task.id);
-      if (alone?.task.id === ended.task.id) alone = undefined;
-    }
+    const again = reruns.ended(ended.task, output.conflict);
+    if (again) bus.emit({ type: 'warning', message: again });
     if (output.record.claimedComplete && output.after.remaining.length > 0) {
       bus.emit({ type: 'warning', message: `premature completion promise in iteration ${output.record.iteration}: ${count(output.after.remaining.length, 'task')} remain; going on` });
     }

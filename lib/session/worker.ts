@@ -1,6 +1,7 @@
 // A worker's workspace: its own worktree, reset to the feature branch before each task. A passing
-// iteration's commits are replayed onto the feature branch under the merge lock, then ralph records the
-// task in the main worktree's state files and commits them with the work; anything else is kept on a branch.
+// iteration's commits are replayed onto the feature branch (this host's, or the remote's: lib/landing/)
+// under the merge lock, then ralph records the task in the main worktree's state files and commits them
+// with the work; anything else is kept on a branch.
 import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
 import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
 import { matchesAny } from '../iteration/work-state.ts';
@@ -8,6 +9,7 @@ import type { Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';
+import { taskState, trailers } from '../landing/state.ts';
 import type { Dock } from '../landing/types.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
 
@@ -39,9 +41,6 @@ interface Early {
   replay: Replay;
 }
 
-function trailers(task: { id: string }, iteration: number, worker: number): Record<string, string> {
-  return { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id, 'Ralph-Worker': `w${worker}` };
-}
 
 /** How an iteration whose work could not be merged is described. */
 export function conflictReason(paths: readonly string[], kept: string | undefined): string {
@@ -114,33 +113,10 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     return { target: guess, original, replay: await rebase(guess, own, agentCommitted) };
   };
 
-  /**
-   * Several hosts share the feature: what an iteration records goes on the head every host sees, under a
-   * number no other host's record holds (iteration numbers are per host, records are shared).
-   */
-  const settleOn = async (result: IterationResult, info: IterationInfo): Promise<IterationInfo> => {
-    let at = info;
-    if (dock.remote) {
-      const last = (await source.lastIteration?.()) ?? 0;
-      if (last >= info.iteration) at = { ...info, iteration: last + 1 };
-    }
-    await source.settle?.(result, at);
-    return at;
-  };
-
-  /** The source's state files as ralph changed them in the main worktree, committed (into ralph's own commit of the work when `amend`). */
-  const commitState = async (message: string, amend: boolean): Promise<void> => {
-    const stateChanged = await main.changedUnder(stateFiles());
-    const state = options.guard ? options.guard.decide(main.cwd, stateChanged) : { paths: stateChanged, leftOut: [] };
-    leftOut.push(...state.leftOut);
-    if (state.paths.length === 0) return;
-    await main.raw(['--literal-pathspecs', 'add', '-A', '--verbose', '--', ...state.paths]);
-    if (amend) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
-    else await main.raw(['commit', '--no-verify', '-m', message]);
-  };
-
-  /** recordFailureHere under the merge lock. */
-  const recordFailure = (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => lock.run(() => recordFailureHere(task, result, info));
+  // How the task's state is recorded on the feature branch (and, several hosts, published): lib/landing/state.ts.
+  const state = taskState({ dock, source, main, stateFiles, worker: tree.worker, ...(options.guard ? { guard: options.guard } : {}), leftOut: (items) => leftOut.push(...items) });
+  /** state.recordFailure under the merge lock. */
+  const recordFailure = (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => lock.run(() => state.recordFailure(task, result, info));
 
   /** Keeps the work on a branch, shared with the other hosts when there are any. */
   const keepShared = async (iteration: number): Promise<string | undefined> => {
@@ -196,13 +172,13 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         const reason = conflictReason(conflict, kept);
         if (dock.remote) await dock.rewind(target);
         // Under the lock already: the failure is published inline.
-        await recordFailureHere(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
+        await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
         return { conflict, kept, reason, head: target };
       }
       await source.workers.markDone(result.tasksDone);
-      const at = await settleOn(result, info);
+      const at = await state.settleOn(result, info);
       // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-      await commitState(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker)), own !== undefined && 'commits' in replay && replay.commits > 0);
+      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker)), own !== undefined && 'commits' in replay && replay.commits > 0);
       const head = await main.head();
       const published = await dock.publish(task.id);
       if (published.kind !== 'landed') {
@@ -215,24 +191,6 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (commit) await source.recordCommit?.(at.iteration, commit, target);
       tree.base = head ?? target;
       return { commit, head };
-    }
-  };
-
-  /**
-   * Records an iteration that landed no work. One host: in the main worktree's state files, committed with
-   * the next work. Several: committed and published at once (the others count its failures too), on a
-   * newer head when another host landed first. The caller holds the merge lock.
-   */
-  const recordFailureHere = async (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => {
-    if (!dock.remote) return void (await source.settle?.(result, info));
-    for (;;) {
-      const target = await dock.target();
-      const at = await settleOn(result, info);
-      await commitState(commitText(`ralph: ${task.id} iteration ${at.iteration} ${result.kind === 'fail' ? 'failed' : 'did not finish it'}`, trailers(task, at.iteration, tree.worker)), false);
-      const published = await dock.publish(task.id);
-      if (published.kind === 'landed') return;
-      if (target) await dock.rewind(target);
-      if (published.kind === 'lost') return;
     }
   };
 

@@ -1,0 +1,78 @@
+// The task's state on the feature branch: ralph records what an iteration did in the source's state files
+// of the main worktree (never merged as text from a worker's copy) and commits them with the work. With
+// several hosts, records are shared: each goes on the head every host sees, is published at once (the
+// others count its failures too), and carries a number no other host's record holds.
+import type { CommitGuard, LeftOut } from '../commit-set.ts';
+import type { Git } from '../git.ts';
+import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
+import { commitText } from './replay.ts';
+import type { Dock } from './types.ts';
+
+/** The trailers of ralph's commits of a worker's task. */
+export function trailers(task: { id: string }, iteration: number, worker: number): Record<string, string> {
+  return { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id, 'Ralph-Worker': `w${worker}` };
+}
+
+export interface TaskStateOptions {
+  dock: Dock;
+  source: TaskSource;
+  /** git of the main worktree, where the state files are written. */
+  main: Git;
+  stateFiles: () => string[];
+  worker: number;
+  guard?: CommitGuard;
+  /** State paths the guard would not commit (a secret in progress.txt…), for the iteration's record. */
+  leftOut: (items: LeftOut[]) => void;
+}
+
+export interface TaskState {
+  /** settle() in the source; several hosts: under a number no record on the shared head holds yet. */
+  settleOn(result: IterationResult, info: IterationInfo): Promise<IterationInfo>;
+  /** The state files as ralph changed them, committed (into ralph's own commit of the work when `amend`). */
+  commit(message: string, amend: boolean): Promise<void>;
+  /**
+   * Records an iteration that landed no work. One host: in the state files, committed with the next work.
+   * Several: committed and published at once, on a newer head when another host landed first. The caller
+   * holds the merge lock.
+   */
+  recordFailure(task: Task, result: IterationResult, info: IterationInfo): Promise<void>;
+}
+
+export function taskState(o: TaskStateOptions): TaskState {
+  const { dock, source, main } = o;
+  const state: TaskState = {
+    async settleOn(result, info) {
+      let at = info;
+      if (dock.remote) {
+        const last = (await source.lastIteration?.()) ?? 0;
+        if (last >= info.iteration) at = { ...info, iteration: last + 1 };
+      }
+      await source.settle?.(result, at);
+      return at;
+    },
+
+    async commit(message, amend) {
+      const changed = await main.changedUnder(o.stateFiles());
+      const set = o.guard ? o.guard.decide(main.cwd, changed) : { paths: changed, leftOut: [] };
+      o.leftOut(set.leftOut);
+      if (set.paths.length === 0) return;
+      await main.raw(['--literal-pathspecs', 'add', '-A', '--verbose', '--', ...set.paths]);
+      if (amend) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
+      else await main.raw(['commit', '--no-verify', '-m', message]);
+    },
+
+    async recordFailure(task, result, info) {
+      if (!dock.remote) return void (await source.settle?.(result, info));
+      for (;;) {
+        const target = await dock.target();
+        const at = await state.settleOn(result, info);
+        await state.commit(commitText(`ralph: ${task.id} iteration ${at.iteration} ${result.kind === 'fail' ? 'failed' : 'did not finish it'}`, trailers(task, at.iteration, o.worker)), false);
+        const published = await dock.publish(task.id);
+        if (published.kind === 'landed') return;
+        if (target) await dock.rewind(target);
+        if (published.kind === 'lost') return;
+      }
+    },
+  };
+  return state;
+}
