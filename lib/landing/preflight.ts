@@ -1,9 +1,11 @@
 // What --remote needs before anything runs, each missing thing as one line: a remote of that name, a branch
 // checked out, commits (work travels as commits), and a task source whose state can be shared.
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import os from 'node:os';
 import type { Config } from '../config.ts';
 import type { Git } from '../git.ts';
 import type { TaskSource } from '../sources/types.ts';
-import { hostId, hostName } from './host.ts';
 import type { RemoteTarget } from './types.ts';
 
 /** --lease and --remote-wait when not given. */
@@ -40,4 +42,22 @@ export async function remoteTarget(git: Git, config: Config, source: TaskSource,
   if (found.length > 0 || !branch || typeof state === 'object') return undefined;
   const host = remoteHost(config, root)!;
   return { name, branch, ...host, claims: state === 'files' ? 'refs' : 'database' };
+}
+
+// Who this host is to the others: a name people read (`--host-name`, else the machine's), and an id unique
+// per clone (two clones on one machine are two hosts) that stays the same from run to run, so a restarted
+// host recognises the claims its killed run left in a shared database.
+export function hostName(configured: string | undefined): string {
+  return configured?.trim() || os.hostname() || 'host';
+}
+
+export function hostId(name: string, root: string): string {
+  let real = root;
+  try {
+    real = realpathSync(root);
+  } catch {
+    // the path as given
+  }
+  const tag = createHash('sha1').update(real).digest('hex').slice(0, 4);
+  return `${name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'host'}-${tag}`;
 }

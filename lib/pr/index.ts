@@ -29,6 +29,8 @@ export interface HandoverOptions {
   signal: AbortSignal;
   info(message: string): void;
   warn(message: string): void;
+  /** --remote to the same remote: every landing is a push already; only the end pushes (and opens the PR). */
+  landedByRemote?: boolean;
 }
 
 export class Handover implements EventSink {
@@ -40,7 +42,7 @@ export class Handover implements EventSink {
 
   /** It reads the run's events like the view does: an iteration whose work is on the branch starts a push. */
   emit(event: RunEvent): void {
-    if (event.type === 'iteration_end' && event.record.commit) this.pusher.landed(event.record.commit, this.o.signal);
+    if (event.type === 'iteration_end' && event.record.commit && !this.o.landedByRemote) this.pusher.landed(event.record.commit, this.o.signal);
   }
 
   /**

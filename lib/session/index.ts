@@ -142,7 +142,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
     if (prepared.pr) {
       const title = redactor.text(source.title?.() ?? prepared.pr.branch);
-      handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn });
+      handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
       bus.add(handover);
     }
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));

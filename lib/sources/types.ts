@@ -87,7 +87,7 @@ export interface SourceContext {
   deps: Deps;
   warn: (message: string) => void;
   /**
-   * --remote: this clone's host id (lib/landing/host.ts), unique per clone; several hosts work on the
+   * --remote: this clone's host id (lib/landing/preflight.ts), unique per clone; several hosts work on the
    * feature, so what a source names as this run's (bd's claim actors) carries it. Undefined on one machine.
    */
   host?: string;
