@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import type { Config } from '../config.ts';
+import type { Deps } from '../deps.ts';
 import type { Git } from '../git.ts';
 import type { TaskSource } from '../sources/types.ts';
 import type { RemoteTarget } from './types.ts';
@@ -25,7 +26,7 @@ export function remoteHost(config: Config, root: string): { host: string; hostId
   return { host, hostId: hostId(host, root) };
 }
 
-export async function remoteTarget(git: Git, config: Config, source: TaskSource, branch: string | undefined, root: string, problems: string[]): Promise<RemoteTarget | undefined> {
+export async function remoteTarget(git: Git, config: Config, source: TaskSource, branch: string | undefined, root: string, problems: string[], deps?: Deps): Promise<RemoteTarget | undefined> {
   const name = remoteName(config);
   if (!name) return undefined;
   const found: string[] = [];
@@ -38,6 +39,12 @@ export async function remoteTarget(git: Git, config: Config, source: TaskSource,
   if (config.extra.get('commit') === false) found.push(`--remote ${name} lands work on the remote as commits: drop --no-commit (or the commit: false setting)`);
   const state = source.remoteState?.() ?? 'files';
   if (typeof state === 'object') found.push(state.problem);
+  // A remote that does not answer now is a mistake to fix (a URL, a key, a VPN), not an outage to wait out.
+  if (url.ok && deps) {
+    const { noAnswer, remoteGit } = await import('./remote-git.ts');
+    const listed = await remoteGit(deps, root)(['ls-remote', '--heads', name], 30_000);
+    if (listed.exitCode !== 0) found.push(`--remote ${name} (${url.output.trim()}) does not answer: ${noAnswer(listed) ?? firstLine(listed.stderr)}`);
+  }
   problems.push(...found);
   if (found.length > 0 || !branch || typeof state === 'object') return undefined;
   const host = remoteHost(config, root)!;
@@ -60,4 +67,8 @@ export function hostId(name: string, root: string): string {
   }
   const tag = createHash('sha1').update(real).digest('hex').slice(0, 4);
   return `${name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'host'}-${tag}`;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n').map((line) => line.trim()).find(Boolean) ?? 'git ls-remote failed';
 }

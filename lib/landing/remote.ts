@@ -91,7 +91,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       const mine = await main.head();
       if (mine === head) return head;
       if (mine && !(await main.contains(head, mine))) {
-        throw new RalphError(`this clone's ${target.branch} has commits ${target.name}/${target.branch} lacks (${mine.slice(0, 12)}): ralph never force-pushes; push or drop them, then run again`);
+        throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
       }
       const forward = await main.attempt(['merge', '--ff-only', '--no-stat', head]);
       if (!forward.ok) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${gitReason(forward.output)}; commit or stash what is in the way`);

@@ -49,7 +49,12 @@ export function endLoop(end: LoopEnd): LoopResult {
   };
 }
 
-/** How often a host with nothing to start looks again at what the others hold: a third of the lease, at most 5 s. */
-export function pollMs(config: Config): number {
-  return Math.min(5_000, Math.max(200, Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3)));
+/**
+ * How long a host with nothing to start waits before it looks again at what the others hold: 250 ms after
+ * its last start, doubling each look, up to a third of the lease and at most 5 s (a run's end is seen soon,
+ * a long wait costs a fetch every 5 s).
+ */
+export function pollMs(config: Config, looks: number): number {
+  const cap = Math.min(5_000, Math.max(250, Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3)));
+  return Math.min(cap, 250 * 2 ** Math.min(looks, 10));
 }

@@ -131,6 +131,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const idle: number[] = Array.from({ length: size }, (_, index) => index + 1);
   const running = new Map<number, { task: Task; ended: Promise<Ended> }>();
   const reruns = new Reruns();
+  let looks = 0; // looks in a row at the remote with nothing to start (several hosts): each waits longer
 
   /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
   const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
@@ -270,10 +271,11 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
           const task = pick(before, elsewhere);
           if (!task) break;
           start(task, idle.shift()!, before);
+          looks = 0;
         }
         // Nothing to start here while other hosts hold what is left: look again in a while.
         if (running.size === 0 && othersHold && mayStart()) {
-          await ctx.deps.sleep(pollMs(ctx.config), signal).catch(() => undefined);
+          await ctx.deps.sleep(pollMs(ctx.config, looks++), signal).catch(() => undefined);
           continue;
         }
       }

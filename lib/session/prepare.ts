@@ -91,7 +91,7 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const commitOption = config.extra.get('commit') as boolean | undefined;
   // Several workers merge back through commits: they always commit.
   if (config.parallel > 1 && commitOption === false) problems.push(`--parallel ${config.parallel} merges the workers' work back as commits: drop --no-commit (or the commit: false setting), or run with --parallel 1`);
-  const remote = gitRoot ? await remoteTarget(git, config, source, branch, root, problems) : undefined;
+  const remote = gitRoot ? await remoteTarget(git, config, source, branch, root, problems, deps) : undefined;
   const commitOn = config.parallel > 1 || remote !== undefined || (commitOption ?? source.commitByDefault ?? false);
   const identity = gitRoot && commitOn ? await git.identityProblem() : undefined;
   if (identity) {

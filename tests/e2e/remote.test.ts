@@ -178,4 +178,43 @@ describe('--remote: several hosts on one feature', () => {
     expect(result.stderr).toMatch(/--remote with beads needs a bd database every host shares: beads 1\.0\.4 or later in server mode/);
     expect(agentCalls(host)).toHaveLength(0);
   }, 60_000);
+
+  it('joining: the first host creates the branch on the remote, a clone with new commits pushes them, a diverged clone is refused', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    const done = stories(1);
+    done.userStories[0]!.passes = true;
+    prdProject(sandbox, done);
+    cluster = await makeHosts(sandbox, 2);
+    const [one, two] = cluster.hosts as [Sandbox, Sandbox];
+    const git = (box: Sandbox, args: string[]) => execFileSync('git', args, { cwd: box.repo, env: box.env, encoding: 'utf8' });
+    git(one, ['checkout', '-q', '-b', 'ralph/next']);
+    const created = await runRalph(one, ['--remote', 'origin', ...FAST]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toMatch(/origin had no branch ralph\/next: created it at [0-9a-f]{12} \(this clone's\)/);
+    expect(cluster.remote(['rev-parse', 'ralph/next'])).toBe(git(one, ['rev-parse', 'HEAD']));
+    writeFileSync(path.join(one.repo, 'notes.md'), 'mine\n');
+    git(one, ['add', 'notes.md']);
+    git(one, ['commit', '-qm', 'a commit of my own']);
+    const pushed = await runRalph(one, ['--remote', 'origin', ...FAST]);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    expect(pushed.stderr).toMatch(/pushed this clone's new commits on ralph\/next \(up to [0-9a-f]{12}\) to origin/);
+    expect(cluster.remote(['log', '-1', '--format=%s', 'ralph/next']).trim()).toBe('a commit of my own');
+    // host two: behind on ralph/demo is fine (it moves); a commit of its own while the remote moved is not.
+    git(two, ['fetch', '-q', 'origin']);
+    git(two, ['checkout', '-q', '-b', 'ralph/next', 'origin/ralph/next~1']);
+    writeFileSync(path.join(two.repo, 'other.md'), 'theirs\n');
+    git(two, ['add', 'other.md']);
+    git(two, ['commit', '-qm', 'a commit of theirs']);
+    const refused = await runRalph(two, ['--remote', 'origin', ...FAST]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^ralph: this clone's ralph\/next \([0-9a-f]{12}\) and origin\/ralph\/next \([0-9a-f]{12}\) have each moved on: ralph never force-pushes; git pull --rebase origin ralph\/next/m);
+    expect(cluster.remote(['log', '-1', '--format=%s', 'ralph/next']).trim()).toBe('a commit of my own');
+    // A remote that does not answer at the start is a mistake to fix, said before anything runs.
+    git(two, ['remote', 'add', 'nobody', `git://127.0.0.1:${cluster.server.port}/missing.git`]);
+    await cluster.server.stop();
+    const silent = await runRalph(two, ['--remote', 'nobody', ...FAST]);
+    expect(silent.code).toBe(1);
+    expect(silent.stderr).toMatch(/--remote nobody \(git:\/\/127\.0\.0\.1:\d+\/missing\.git\) does not answer: fatal: unable to connect/);
+    expect(agentCalls(two)).toHaveLength(0);
+  }, 120_000);
 });
