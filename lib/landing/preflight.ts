@@ -37,13 +37,15 @@ export async function remoteTarget(git: Git, config: Config, source: TaskSource,
   }
   if (!branch) found.push(`--remote ${name} shares the current branch with the other hosts, but HEAD is detached: check out the feature branch`);
   if (config.extra.get('commit') === false) found.push(`--remote ${name} lands work on the remote as commits: drop --no-commit (or the commit: false setting)`);
+  // A converge pass works in the main worktree, alone: no claim, no landing on the remote yet.
+  if (config.extra.get('converge') === true) found.push(`--converge cannot run with --remote ${name} yet: once the hosts are done, run ralph --converge on one of them without --remote (then push)`);
   const state = source.remoteState?.() ?? 'files';
   if (typeof state === 'object') found.push(state.problem);
   // A remote that does not answer now is a mistake to fix (a URL, a key, a VPN), not an outage to wait out.
   if (url.ok && deps) {
-    const { noAnswer, remoteGit } = await import('./remote-git.ts');
+    const { remoteGit } = await import('./remote-git.ts');
     const listed = await remoteGit(deps, root)(['ls-remote', '--heads', name], 30_000);
-    if (listed.exitCode !== 0) found.push(`--remote ${name} (${url.output.trim()}) does not answer: ${noAnswer(listed) ?? firstLine(listed.stderr)}`);
+    if (listed.exitCode !== 0) found.push(`--remote ${name} (${url.output.trim()}) does not answer: ${firstLine(listed.stderr)}`);
   }
   problems.push(...found);
   if (found.length > 0 || !branch || typeof state === 'object') return undefined;
@@ -69,6 +71,9 @@ export function hostId(name: string, root: string): string {
   return `${name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'host'}-${tag}`;
 }
 
+/** git's first line (with the next one when it ends with a colon, as "unable to connect to HOST:" does). */
 function firstLine(text: string): string {
-  return text.split('\n').map((line) => line.trim()).find(Boolean) ?? 'git ls-remote failed';
+  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
+  if (lines.length === 0) return 'git ls-remote failed';
+  return lines[0]!.endsWith(':') && lines[1] ? `${lines[0]} ${lines[1]}` : lines[0]!;
 }
