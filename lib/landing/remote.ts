@@ -45,6 +45,14 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn }) : undefined;
   const tracking = `refs/remotes/${target.name}/${target.branch}`;
   let outage: { since: number; delays: Iterator<number> } | undefined;
+  // The fetches and the landing push of this clone, one at a time: both update its remote-tracking refs, and
+  // git refuses a ref another of its processes holds locked ("cannot lock ref").
+  let traffic: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <T>(job: () => Promise<T>): Promise<T> => {
+    const next = traffic.then(job, job);
+    traffic = next.catch(() => undefined);
+    return next;
+  };
 
   /** Runs `op` until the remote answers; waits with backoff meanwhile, and gives up past --remote-wait. */
   const reach = async <T>(what: string, op: () => Promise<{ noAnswer?: string; value?: T }>): Promise<T> => {
@@ -69,12 +77,12 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   const fetch = (): Promise<string> =>
     reach(`fetching ${target.name}/${target.branch}`, async () => {
       const args = ['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
-      let result = await git(args);
+      let result = await oneAtATime(() => git(args));
       // A worker's worktree being added meanwhile has a placeholder HEAD for a moment, which fetch's
-      // connectivity check reads as a bad object: a moment later it is a commit.
-      for (let again = 0; again < 5 && /bad object .*worktrees\//.test(result.stderr); again += 1) {
+      // connectivity check reads as a bad object; a git of the user's may hold a ref: a moment later both are gone.
+      for (let again = 0; again < 5 && /bad object .*worktrees\/|cannot lock ref/.test(result.stderr); again += 1) {
         await o.deps.sleep(50 * (again + 1), o.signal);
-        result = await git(args);
+        result = await oneAtATime(() => git(args));
       }
       const why = noAnswer(result);
       if (why) return { noAnswer: why };
@@ -108,14 +116,16 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         const release = refs?.releaseArgs(taskId) ?? [];
         const branchRef = `refs/heads/${target.branch}`;
         const pushed = await reach(`landing ${taskId}`, async () => {
-          const result = await git(['push', '--porcelain', '--no-verify', '--atomic', target.name, `${head}:${branchRef}`, ...release]);
+          const result = await oneAtATime(() => git(['push', '--porcelain', '--no-verify', '--atomic', target.name, `${head}:${branchRef}`, ...release]));
           const why = noAnswer(result);
           return why ? { noAnswer: why } : { value: result };
         });
         const lines = pushLines(pushed.stdout);
         const claimLine = release.length > 0 ? lines.find((line) => line.to === refs!.refOf(taskId)) : undefined;
         const branchLine = lines.find((line) => line.to === branchRef);
-        if (pushed.exitCode === 0 && branchLine && branchLine.flag !== '!') {
+        // The branch line says what the server did (a failure to update this clone's own tracking ref after
+        // it is no refusal: the next fetch sets it).
+        if (branchLine && branchLine.flag !== '!') {
           refs?.forget(taskId);
           lock.published = head;
           return { kind: 'landed' };
@@ -162,7 +172,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     },
 
     async share(branch) {
-      const result = await git(['push', '--porcelain', '--no-verify', target.name, `refs/heads/${branch}:refs/heads/${branch}`]);
+      const result = await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `refs/heads/${branch}:refs/heads/${branch}`]));
       if (result.exitCode === 0) return `${target.name}/${branch}`;
       o.warn(`could not push the kept branch ${branch} to ${target.name}: ${(noAnswer(result) ?? result.stderr.trim().split('\n')[0]) || 'git push failed'}; it is in this clone only`);
       return undefined;
@@ -205,7 +215,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       const messages: string[] = [];
       await refs?.releaseAll();
       // Every host ends at the remote's head: one quick try, no waiting (the run is over).
-      const fetched = await git(['fetch', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`], 30_000);
+      const fetched = await oneAtATime(() => git(['fetch', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`], 30_000));
       if (fetched.exitCode !== 0) {
         messages.push(`could not fetch ${target.name}/${target.branch} at the end: this clone may be behind it (git pull --ff-only)`);
         return messages;

@@ -195,7 +195,10 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       if (worker !== undefined) {
         keeper?.release(worker);
         const holder = typeof task.meta?.heldBy === 'string' ? task.meta.heldBy : undefined;
-        if (holder !== undefined && host !== undefined) await takeOver(bd, task, { holder, worker, host, lease, now: () => ctx.deps.now(), settle: () => ctx.deps.sleep(TAKEOVER_SETTLE_MS) });
+        if (holder !== undefined && host !== undefined) {
+          await takeOver(bd, task, { holder, worker, host, lease, now: () => ctx.deps.now(), settle: () => ctx.deps.sleep(TAKEOVER_SETTLE_MS) });
+          ctx.warn(`took over ${task.id} from ${holder}: its claim was not renewed for ${Math.round(lease / 1000)} s (the lease)`);
+        }
         else if (task.status !== 'in_progress') await claimForWorker(bd, task, worker, host);
         keeper?.hold(worker, task.id);
         return;

@@ -2,11 +2,11 @@
 // unreachable for a while (and for too long), Ctrl+C on one host. Several hosts are clones on this machine
 // against a bare repository served by a real git daemon (tests/e2e/hosts.ts).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeHosts, type Hosts } from '../e2e/hosts.ts';
-import { agentCalls, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, closeStep, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox | undefined;
 let cluster: Hosts | undefined;
@@ -204,5 +204,47 @@ describe('--remote under faults', () => {
     expect(kept).toMatch(/US-001-i1/);
     expect(cluster.remote(['show', `${kept}:story-1.txt`])).toBe('story 1 by host1\n');
     expect(claims(cluster)).toBe('');
+  }, 180_000);
+
+  it('beads in server mode: kill -9 of a host mid-bead; after the lease another host takes the bead over in bd and closes it', async () => {
+    sandbox = makeSandbox();
+    const servers = path.join(sandbox.root, 'dolt');
+    const database = path.join(servers, '127.0.0.1_3307', 'ws');
+    mkdirSync(database, { recursive: true });
+    const issues = [
+      { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
+      { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: 'closed', priority: 1 },
+      { id: 'ws-9w6.2', title: 'Task 1: build part 1', parent: 'ws-9w6', priority: 2 },
+    ];
+    writeFileSync(path.join(database, 'fake-db.json'), JSON.stringify({ prefix: 'ws', issues }));
+    mkdirSync(path.join(sandbox.repo, '.beads'));
+    writeFileSync(path.join(sandbox.repo, '.beads', 'metadata.json'), JSON.stringify({ database: 'dolt', backend: 'dolt', dolt_mode: 'server', dolt_server_host: '127.0.0.1', dolt_server_port: 3307, dolt_database: 'ws' }));
+    git(sandbox.repo, ['add', '-f', '.beads/metadata.json']);
+    execFileSync('git', ['commit', '-qm', 'beads in server mode'], { cwd: sandbox.repo, env: sandbox.env });
+    sandbox.env.FAKE_BD_SERVERS = servers;
+    cluster = await makeHosts(sandbox, 2);
+    const [host1, host2] = cluster.hosts as [Sandbox, Sandbox];
+    const started = path.join(sandbox.root, 'host1-started');
+    const write = (file: string, steps: unknown[]) => {
+      writeFileSync(file, JSON.stringify({ byPrompt: [{ match: 'Work on bead ws-9w6.2 ', steps }] }));
+      return file;
+    };
+    host1.env.FAKE_AGENT_SCENARIO = write(path.join(sandbox.root, 'host1.json'), [{ touch: started, awaitFiles: [path.join(sandbox.root, 'never')] }]);
+    host2.env.FAKE_AGENT_SCENARIO = write(path.join(sandbox.root, 'host2.json'), [closeStep('ws-9w6.2', { write: { 'part1.txt': 'part 1\n' } })]);
+    const first = startRalph(host1, ['--remote', 'origin', '--lease', '3s', ...QUICK]);
+    await waitFor(() => existsSync(started), 60_000, 'host1 to start the bead');
+    const stored = () => (JSON.parse(readFileSync(path.join(database, 'fake-db.json'), 'utf8')).issues as Array<{ id: string; status: string; assignee?: string }>).find((issue) => issue.id === 'ws-9w6.2')!;
+    expect(stored()).toMatchObject({ status: 'in_progress', assignee: expect.stringMatching(/^ralph-host1-[0-9a-f]{4}-w1$/) });
+    const pid = ralphPid(host1);
+    process.kill(pid, 'SIGKILL');
+    first.child.kill('SIGKILL');
+    process.kill(Number(readFileSync(started, 'utf8')), 'SIGKILL');
+    await first.done;
+    const second = await runRalph(host2, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/took over ws-9w6\.2 from ralph-host1-[0-9a-f]{4}-w1: its claim was not renewed/);
+    expect(stored().status).toBe('closed');
+    expect(agentCalls(host2)).toHaveLength(1);
+    expect(cluster.remote(['show', '001-ralph-automation:part1.txt'])).toBe('part 1\n');
   }, 180_000);
 });
