@@ -2,7 +2,7 @@
 // on), and one clone per host, each run by its own ralph process. The tests start and stop the server
 // themselves (a stopped server is an unreachable remote).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Sandbox } from './helpers.ts';
@@ -107,4 +107,31 @@ export async function makeHosts(box: Sandbox, count: number): Promise<Hosts> {
     remote: (args) => execFileSync('git', args, { cwd: bare, encoding: 'utf8' }),
     stop: () => server.stop(),
   };
+}
+
+/**
+ * beads 1.x in server mode for the project in `box`: .beads/metadata.json (committed) names one dolt server,
+ * played by the fake bd's FAKE_BD_SERVERS folder, whose database `ws` holds `issues`. Every host made from
+ * `box` afterwards talks to it. Returns the database's seed file, which the fake keeps current.
+ */
+export function beadsServer(box: Sandbox, issues: unknown[]): string {
+  const servers = path.join(box.root, 'dolt');
+  const database = path.join(servers, '127.0.0.1_3307', 'ws');
+  mkdirSync(database, { recursive: true });
+  writeFileSync(path.join(database, 'fake-db.json'), JSON.stringify({ prefix: 'ws', issues }));
+  mkdirSync(path.join(box.repo, '.beads'), { recursive: true });
+  writeFileSync(path.join(box.repo, '.beads', 'metadata.json'), JSON.stringify({ database: 'dolt', backend: 'dolt', dolt_mode: 'server', dolt_server_host: '127.0.0.1', dolt_server_port: 3307, dolt_database: 'ws' }));
+  execFileSync('git', ['add', '-f', '.beads/metadata.json'], { cwd: box.repo, env: box.env });
+  execFileSync('git', ['commit', '-qm', 'beads in server mode'], { cwd: box.repo, env: box.env });
+  box.env.FAKE_BD_SERVERS = servers;
+  return path.join(database, 'fake-db.json');
+}
+
+/** The standard epic with a closed clarify phase and `count` independent tasks ws-9w6.2…. */
+export function independentEpic(count: number): Array<Record<string, unknown>> {
+  return [
+    { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
+    { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: 'closed', priority: 1 },
+    ...Array.from({ length: count }, (_, index) => ({ id: `ws-9w6.${index + 2}`, title: `Task ${index + 1}: build part ${index + 1}`, parent: 'ws-9w6', priority: 2 })),
+  ];
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_BD_VERSIONS } from '../fakes/bd-seed.ts';
 import { needsTool } from '../support/needs-tool.ts';
-import { commitAll, prdHistory, prdProject, report, specKitProject, TASKS_PATH } from './projects.ts';
+import { commitAll, prdHistory, prdProject, prdStories, report, specKitProject, TASKS_PATH } from './projects.ts';
 import { agentCalls, bdCalls, FAST, makeSandbox, readBeads, runRalph, seedBeads, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -44,25 +44,11 @@ function prdScenario(box: Sandbox, byPrompt: Array<{ match: string; steps: unkno
   box.env.FAKE_AGENT_SCENARIO = file;
 }
 
-const stories = (count: number) => ({
-  project: 'Demo',
-  branchName: 'ralph/demo',
-  description: 'demo',
-  userStories: Array.from({ length: count }, (_, index) => ({
-    id: `US-00${index + 1}`,
-    title: `Story ${index + 1}`,
-    description: 'd',
-    acceptanceCriteria: ['works'],
-    priority: index + 1,
-    passes: false,
-    notes: '',
-  })),
-});
 
 describe('--parallel N', () => {
   it('PRD: four stories on two workers, each done once and committed on a linear feature branch', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(4));
+    prdProject(sandbox, prdStories(4));
     const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
     prdScenario(
       sandbox,
@@ -144,7 +130,7 @@ describe('--parallel N', () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     writeFileSync(path.join(sandbox.repo, 'shared.txt'), 'value: base\n');
     commitAll(sandbox, 'shared file');
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
     prdScenario(sandbox, [
       { match: '**US-001**', steps: [{ write: { 'shared.txt': 'value: one\n' }, touch: barrier('1'), awaitFiles: [barrier('1'), barrier('2')], lines: [report('completed')] }] },
@@ -206,7 +192,7 @@ describe('--parallel N', () => {
 
   it('--dry-run --parallel 3 shows which task starts on which worker, and changes nothing', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const head = git(sandbox, ['rev-parse', 'HEAD']);
     const result = await runRalph(sandbox, ['--dry-run', '--parallel', '3']);
     expect(result.code, result.stderr).toBe(0);
@@ -219,7 +205,7 @@ describe('--parallel N', () => {
 
   it('refuses what workers cannot do: --no-commit, an uncommitted Spec Kit feature', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const noCommit = await runRalph(sandbox, ['--parallel', '2', '--no-commit']);
     expect(noCommit.code).toBe(1);
     expect(noCommit.stderr).toMatch(/--parallel 2 merges the workers' work back as commits: drop --no-commit/);
@@ -236,7 +222,7 @@ describe('--parallel N', () => {
 
   it('a usage limit hit by two workers is one wait for all: no agent starts before the reset, no iteration or retry spent', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(3));
+    prdProject(sandbox, prdStories(3));
     // Far enough away that both workers hit the limit before it, however slow the machine.
     const resetAt = Math.ceil(Date.now() / 1000) + 12;
     const recorded = readFileSync(path.join(__dirname, '..', 'fixtures', 'recordings', 'claude-oauth-unified5h.jsonl'), 'utf8').trim().split('\n');
@@ -266,7 +252,7 @@ describe('--parallel N', () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     writeFileSync(path.join(sandbox.repo, 'shared.txt'), 'value: base\n');
     commitAll(sandbox, 'shared file');
-    prdProject(sandbox, stories(3));
+    prdProject(sandbox, prdStories(3));
     const marker = (name: string) => path.join(sandbox.root, `marker-${name}`);
     const main = path.join(sandbox.repo, 'shared.txt');
     prdScenario(sandbox, [
@@ -313,7 +299,7 @@ describe('--parallel N', () => {
     mkdirSync(fake);
     Object.assign(sandbox.env, { FAKE_AGENT_LOG: path.join(fake, 'agent.log'), FAKE_AGENT_STATE: path.join(fake, 'agent.state'), FAKE_AGENT_PIDS: path.join(fake, 'agent.pids') });
     sandbox.agentLog = sandbox.env.FAKE_AGENT_LOG!;
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ gate: ['node -e "process.exit(0)"'], sandboxWritable: [fake] }));
     commitAll(sandbox, 'sandbox config');
     const barrier = (name: string) => path.join(fake, `started-${name}`);

@@ -56,6 +56,22 @@ export function prdProject(box: Sandbox, prd: unknown = SNARK, gate = 'node -e "
   commitAll(box, 'prd');
 }
 
+/** A snarktank prd.json on branch ralph/demo with `count` open stories US-001…, by priority. */
+export const prdStories = (count: number) => ({
+  project: 'Demo',
+  branchName: 'ralph/demo',
+  description: 'demo',
+  userStories: Array.from({ length: count }, (_, index) => ({
+    id: `US-${String(index + 1).padStart(3, '0')}`,
+    title: `Story ${index + 1}`,
+    description: 'd',
+    acceptanceCriteria: ['works'],
+    priority: index + 1,
+    passes: false,
+    notes: '',
+  })),
+});
+
 /** PRD history records (.rulebook-ralph/history/iteration-N.json), by iteration number. */
 export function prdHistory(box: Sandbox): Array<Record<string, unknown>> {
   const dir = path.join(box.repo, '.rulebook-ralph', 'history');

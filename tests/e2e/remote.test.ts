@@ -2,12 +2,12 @@
 // branch through a bare repository served by a real git daemon. Claims are refs on the remote; work lands
 // by replay and push.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prdProject, report, specKitProject, tick, TASKS_PATH } from './projects.ts';
+import { prdProject, prdStories, report, specKitProject, tick, TASKS_PATH } from './projects.ts';
 import { agentCalls, closeStep, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
-import { makeHosts, type Hosts } from './hosts.ts';
+import { beadsServer, independentEpic, makeHosts, type Hosts } from './hosts.ts';
 
 let sandbox: Sandbox | undefined;
 let cluster: Hosts | undefined;
@@ -18,20 +18,6 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-const stories = (count: number) => ({
-  project: 'Demo',
-  branchName: 'ralph/demo',
-  description: 'demo',
-  userStories: Array.from({ length: count }, (_, index) => ({
-    id: `US-${String(index + 1).padStart(3, '0')}`,
-    title: `Story ${index + 1}`,
-    description: 'd',
-    acceptanceCriteria: ['works'],
-    priority: index + 1,
-    passes: false,
-    notes: '',
-  })),
-});
 
 function scenario(box: Sandbox, byPrompt: Array<{ match: string; steps: unknown[] }>): void {
   const file = path.join(box.root, 'scenario.json');
@@ -47,7 +33,7 @@ function storiesRun(host: Sandbox): string[] {
 describe('--remote: several hosts on one feature', () => {
   it('PRD: three hosts × two workers finish twelve stories, each once, on a linear remote branch; nothing of ralph left there', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(12));
+    prdProject(sandbox, prdStories(12));
     scenario(
       sandbox,
       Array.from({ length: 12 }, (_, index) => ({
@@ -62,7 +48,7 @@ describe('--remote: several hosts on one feature', () => {
     const summaries = results.map((result) => JSON.parse(result.stdout));
     // Every story ran on exactly one host (no story done twice), and the hosts shared the work.
     const ran = cluster.hosts.flatMap(storiesRun);
-    expect(ran.sort()).toEqual(stories(12).userStories.map((story) => story.id));
+    expect(ran.sort()).toEqual(prdStories(12).userStories.map((story) => story.id));
     const here = summaries.map((summary) => summary.remote.landedHere);
     expect(here.reduce((a, b) => a + b, 0)).toBe(12);
     expect(here.filter((count) => count > 0).length).toBeGreaterThanOrEqual(2);
@@ -134,21 +120,8 @@ describe('--remote: several hosts on one feature', () => {
   it('beads in server mode: two hosts × two workers share one bd database; bd claims each bead, no ref on the remote', async () => {
     sandbox = makeSandbox();
     // beads 1.x in server mode: .beads/metadata.json (tracked) names one dolt server every clone talks to.
-    const servers = path.join(sandbox.root, 'dolt');
-    const database = path.join(servers, '127.0.0.1_3307', 'ws');
-    mkdirSync(database, { recursive: true });
     const beads = ['ws-9w6.2', 'ws-9w6.3', 'ws-9w6.4', 'ws-9w6.5'];
-    const issues = [
-      { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
-      { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: 'closed', priority: 1 },
-      ...beads.map((id, index) => ({ id, title: `Task ${index + 1}: build part ${index + 1}`, parent: 'ws-9w6', priority: 2 })),
-    ];
-    writeFileSync(path.join(database, 'fake-db.json'), JSON.stringify({ prefix: 'ws', issues }));
-    mkdirSync(path.join(sandbox.repo, '.beads'));
-    writeFileSync(path.join(sandbox.repo, '.beads', 'metadata.json'), JSON.stringify({ database: 'dolt', backend: 'dolt', dolt_mode: 'server', dolt_server_host: '127.0.0.1', dolt_server_port: 3307, dolt_database: 'ws' }));
-    execFileSync('git', ['add', '-f', '.beads/metadata.json'], { cwd: sandbox.repo, env: sandbox.env });
-    execFileSync('git', ['commit', '-qm', 'beads in server mode'], { cwd: sandbox.repo, env: sandbox.env });
-    sandbox.env.FAKE_BD_SERVERS = servers;
+    const database = beadsServer(sandbox, independentEpic(4));
     const runs = path.join(sandbox.root, 'runs.log');
     const file = path.join(sandbox.root, 'scenario.json');
     writeFileSync(file, JSON.stringify({ byPrompt: beads.map((id) => ({ match: `Work on bead ${id} `, steps: [closeStep(id, { append: { [runs]: `${id}\n` }, write: { [`${id}.txt`]: `${id}\n` }, workMs: 300 })] })) }));
@@ -157,7 +130,7 @@ describe('--remote: several hosts on one feature', () => {
     const results = await Promise.all(cluster.hosts.map((host) => runRalph(host, ['--remote', 'origin', '--parallel', '2', '--lease', '20s', '--json', ...FAST])));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     expect(readFileSync(runs, 'utf8').trim().split('\n').sort()).toEqual(beads);
-    const stored = JSON.parse(readFileSync(path.join(database, 'fake-db.json'), 'utf8')).issues as Array<{ id: string; status: string }>;
+    const stored = JSON.parse(readFileSync(database, 'utf8')).issues as Array<{ id: string; status: string }>;
     for (const id of beads) expect(stored.find((issue) => issue.id === id)?.status).toBe('closed');
     const files = cluster.remote(['ls-tree', '--name-only', '001-ralph-automation']);
     for (const id of beads) expect(files).toContain(`${id}.txt`);
@@ -181,7 +154,7 @@ describe('--remote: several hosts on one feature', () => {
 
   it('joining: the first host creates the branch on the remote, a clone with new commits pushes them, a diverged clone is refused', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    const done = stories(1);
+    const done = prdStories(1);
     done.userStories[0]!.passes = true;
     prdProject(sandbox, done);
     cluster = await makeHosts(sandbox, 2);

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, agentPids, expectLockGone, expectNoSurvivors, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, readPrdJson, report, runRalph, sessionDirs, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, agentPids, expectLockGone, expectNoSurvivors, makeSandbox, pidAlive, prdProject, prdStories, QUICK, ralphPid, readPrdJson, report, runRalph, sessionDirs, startRalph, waitFor, type Sandbox } from './helpers.ts';
 import { signalRalph } from '../e2e/helpers.ts';
 
 let sandbox: Sandbox;
@@ -12,12 +12,6 @@ afterEach(() => sandbox?.cleanup());
 
 const git = (box: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: box.repo, env: box.env, encoding: 'utf8' });
 
-const stories = (count: number) => ({
-  project: 'Demo',
-  branchName: 'ralph/demo',
-  description: 'demo',
-  userStories: Array.from({ length: count }, (_, index) => ({ id: `US-00${index + 1}`, title: `Story ${index + 1}`, description: 'd', acceptanceCriteria: ['works'], priority: index + 1, passes: false, notes: '' })),
-});
 
 /** Each story's first agent writes its file and hangs (until `hangs` agents run); later calls finish it. */
 function hangingScenario(box: Sandbox, count: number, hanging: number): void {
@@ -39,7 +33,7 @@ const worktreeDirs = (box: Sandbox): string[] => {
 describe('several workers under faults', () => {
   it('kill -9 of ralph with two agents in worktrees, then a rerun: agents stopped, work kept, every story done exactly once', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(3));
+    prdProject(sandbox, prdStories(3));
     hangingScenario(sandbox, 3, 2);
     const first = startRalph(sandbox, ['--parallel', '2', ...QUICK]);
     await waitFor(() => agentCalls(sandbox).length >= 2 && existsSync(path.join(sandbox.repo, '.ralph.lock')), 60_000, 'two agents to run');
@@ -87,7 +81,7 @@ describe('several workers under faults', () => {
 
   it('Ctrl+C with four agents running: every agent tree ends, the lock goes, exit 130, the work is kept', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(4));
+    prdProject(sandbox, prdStories(4));
     hangingScenario(sandbox, 4, 4);
     const run = startRalph(sandbox, ['--parallel', '4', '--json', ...QUICK]);
     await waitFor(() => agentPids(sandbox).length >= 4 && existsSync(path.join(sandbox.repo, '.ralph.lock')), 60_000, 'four agents to run').catch((error) => { throw new Error(`${error.message}: ${run.output().stderr}`); });

@@ -2,11 +2,11 @@
 // unreachable for a while (and for too long), Ctrl+C on one host. Several hosts are clones on this machine
 // against a bare repository served by a real git daemon (tests/e2e/hosts.ts).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeHosts, type Hosts } from '../e2e/hosts.ts';
-import { agentCalls, closeStep, makeSandbox, pidAlive, prdProject, QUICK, ralphPid, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { beadsServer, independentEpic, makeHosts, type Hosts } from '../e2e/hosts.ts';
+import { agentCalls, closeStep, makeSandbox, pidAlive, prdProject, prdStories, QUICK, ralphPid, report, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox | undefined;
 let cluster: Hosts | undefined;
@@ -19,12 +19,6 @@ afterEach(async () => {
 
 const git = (dir: string, args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
 
-const stories = (count: number) => ({
-  project: 'Demo',
-  branchName: 'ralph/demo',
-  description: 'demo',
-  userStories: Array.from({ length: count }, (_, index) => ({ id: `US-00${index + 1}`, title: `Story ${index + 1}`, description: 'd', acceptanceCriteria: ['works'], priority: index + 1, passes: false, notes: '' })),
-});
 
 /** Each story's agent calls in turn take the next of its steps (the last one repeats). */
 function scenario(box: Sandbox, byStory: Record<string, unknown[]>, name = 'scenario'): void {
@@ -39,7 +33,7 @@ const claims = (hosts: Hosts): string => hosts.remote(['for-each-ref', '--format
 describe('--remote under faults', () => {
   it('kill -9 of a host mid-task: its claim expires, another host takes the task over, nothing is done twice', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const started = path.join(sandbox.root, 'host1-started');
     const never = path.join(sandbox.root, 'never');
     cluster = await makeHosts(sandbox, 2);
@@ -78,7 +72,7 @@ describe('--remote under faults', () => {
   it('two hosts edit the same line at once: both tasks land, the later one replayed on the new head, no conflict marker', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     writeFileSync(path.join(sandbox.repo, 'app.txt'), 'header\nvalue: initial\nfooter\n');
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const barrier = (id: string) => path.join(sandbox!.root, `started-${id}`);
     // Both agents start from the same head (each waits for the other), change the same line, and finish.
     const edit = (id: string) => ({ touch: barrier(id), awaitFiles: [barrier('US-001'), barrier('US-002')], run: [['sh', '-c', `sed -i 's/^value: .*/value: ${id}/' app.txt`]], lines: [report('completed')] });
@@ -102,7 +96,7 @@ describe('--remote under faults', () => {
 
   it('the remote unreachable for a while: the work waits in this clone and lands when the remote answers again', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const started = path.join(sandbox.root, 'started');
     const go = path.join(sandbox.root, 'go');
     scenario(sandbox, {
@@ -132,7 +126,7 @@ describe('--remote under faults', () => {
 
   it('the remote unreachable past --remote-wait: exit 1 naming the branch that keeps the work; nothing lost', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const started = path.join(sandbox.root, 'started');
     const go = path.join(sandbox.root, 'go');
     scenario(sandbox, { 'US-001': [{ touch: started, awaitFiles: [go], write: { 'story-1.txt': 'story 1\n' }, lines: [report('completed')] }] });
@@ -157,7 +151,7 @@ describe('--remote under faults', () => {
 
   it('Ctrl+C on one host releases its claims on the remote at once', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     const started = (n: number) => path.join(sandbox!.root, `started-${n}`);
     const never = path.join(sandbox.root, 'never');
     scenario(sandbox, { 'US-001': [{ touch: started(1), awaitFiles: [never] }], 'US-002': [{ touch: started(2), awaitFiles: [never] }] });
@@ -174,7 +168,7 @@ describe('--remote under faults', () => {
 
   it('a host frozen past its lease (SIGSTOP): another host takes the task over and lands it; the frozen one, thawed, lands nothing twice', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, stories(2));
+    prdProject(sandbox, prdStories(2));
     cluster = await makeHosts(sandbox, 2);
     const [host1, host2] = cluster.hosts as [Sandbox, Sandbox];
     const started = path.join(sandbox.root, 'host1-started');
@@ -208,20 +202,7 @@ describe('--remote under faults', () => {
 
   it('beads in server mode: kill -9 of a host mid-bead; after the lease another host takes the bead over in bd and closes it', async () => {
     sandbox = makeSandbox();
-    const servers = path.join(sandbox.root, 'dolt');
-    const database = path.join(servers, '127.0.0.1_3307', 'ws');
-    mkdirSync(database, { recursive: true });
-    const issues = [
-      { id: 'ws-9w6', title: 'Feature: ralph-automation', issue_type: 'epic', priority: 1 },
-      { id: 'ws-9w6.1', title: '[sp:02-clarify] Clarify the spec', parent: 'ws-9w6', status: 'closed', priority: 1 },
-      { id: 'ws-9w6.2', title: 'Task 1: build part 1', parent: 'ws-9w6', priority: 2 },
-    ];
-    writeFileSync(path.join(database, 'fake-db.json'), JSON.stringify({ prefix: 'ws', issues }));
-    mkdirSync(path.join(sandbox.repo, '.beads'));
-    writeFileSync(path.join(sandbox.repo, '.beads', 'metadata.json'), JSON.stringify({ database: 'dolt', backend: 'dolt', dolt_mode: 'server', dolt_server_host: '127.0.0.1', dolt_server_port: 3307, dolt_database: 'ws' }));
-    git(sandbox.repo, ['add', '-f', '.beads/metadata.json']);
-    execFileSync('git', ['commit', '-qm', 'beads in server mode'], { cwd: sandbox.repo, env: sandbox.env });
-    sandbox.env.FAKE_BD_SERVERS = servers;
+    const database = beadsServer(sandbox, independentEpic(1));
     cluster = await makeHosts(sandbox, 2);
     const [host1, host2] = cluster.hosts as [Sandbox, Sandbox];
     const started = path.join(sandbox.root, 'host1-started');
@@ -233,7 +214,7 @@ describe('--remote under faults', () => {
     host2.env.FAKE_AGENT_SCENARIO = write(path.join(sandbox.root, 'host2.json'), [closeStep('ws-9w6.2', { write: { 'part1.txt': 'part 1\n' } })]);
     const first = startRalph(host1, ['--remote', 'origin', '--lease', '3s', ...QUICK]);
     await waitFor(() => existsSync(started), 60_000, 'host1 to start the bead');
-    const stored = () => (JSON.parse(readFileSync(path.join(database, 'fake-db.json'), 'utf8')).issues as Array<{ id: string; status: string; assignee?: string }>).find((issue) => issue.id === 'ws-9w6.2')!;
+    const stored = () => (JSON.parse(readFileSync(database, 'utf8')).issues as Array<{ id: string; status: string; assignee?: string }>).find((issue) => issue.id === 'ws-9w6.2')!;
     expect(stored()).toMatchObject({ status: 'in_progress', assignee: expect.stringMatching(/^ralph-host1-[0-9a-f]{4}-w1$/) });
     const pid = ralphPid(host1);
     process.kill(pid, 'SIGKILL');
