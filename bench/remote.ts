@@ -201,10 +201,10 @@ function rowsOf(local: Measured, one: Measured, many: Measured, profiled: Measur
   for (const [run, workers] of [[one, 1], [many, HOSTS * WORKERS]] as const) {
     const phase = phases(run, workers);
     rows.push(row(`${run.label}: to the first agent / agents' span / last agent → last landing / → last exit`, `${ms(phase.startMs)} / ${ms(phase.spanMs)} / ${ms(phase.landMs)} / ${ms(phase.exitMs)}`, phase.exitMs, 'ms'));
-    rows.push(row(`${run.label}: workers idle within the agents' span (${workers} × span − agents' ${ms(phase.busyMs)})`, `${ms(phase.idleMs)} (${((phase.idleMs / Math.max(1, phase.spanMs * workers)) * 100).toFixed(0)}%)`, phase.idleMs, 'ms'));
+    rows.push(row(`${run.label}: workers idle within the agents' span (${workers} × span − the agents' time)`, `${ms(phase.idleMs)} (${((phase.idleMs / Math.max(1, phase.spanMs * workers)) * 100).toFixed(0)}%; agents ${ms(phase.busyMs)})`, phase.idleMs, 'ms'));
   }
   const calls = totals(profiled.hosts.map((host) => host.profile!));
-  rows.push(row(`B profiled (git timed, ${ms(profiled.wallMs)}): landing pushes (refused) / claim pushes (refused) / fetches (time)`, `${calls.land.count} (${calls.land.failed}) / ${calls.claim.count} (${calls.claim.failed}) / ${calls.fetch.count} (${ms(calls.fetch.ms)})`, calls.land.failed));
+  rows.push(row('B profiled (git timed): landing pushes (refused) / claim pushes (refused) / fetches (their time)', `${calls.land.count} (${calls.land.failed}) / ${calls.claim.count} (${calls.claim.failed}) / ${calls.fetch.count} (${ms(calls.fetch.ms)}); wall ${ms(profiled.wallMs)}`, calls.land.failed));
   rows.push(row('B profiled: each host\'s longest time with no git call and no agent (the poll)', profiled.hosts.map((host) => `${host.name} ${ms(host.profile!.longestPauseMs)}`).join(', '), Math.max(...profiled.hosts.map((host) => host.profile!.longestPauseMs)), 'ms'));
   return rows;
 }
