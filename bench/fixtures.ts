@@ -40,6 +40,12 @@ export function prdJson(count: number): string {
   return `${JSON.stringify({ project: 'Bench', branchName: 'ralph/bench', description: 'Benchmark PRD', userStories }, null, 2)}\n`;
 }
 
+/** The PRD answer the agent gives: a completed Ralph Report as the final result. */
+export function prdReportAnswer(): string {
+  const text = 'Done.\n\n## Ralph Report\nStatus: completed\nSummary: created the work file\nChanges:\n- work file: created\nQuality:\n- tests: pass\nLearnings:\n- none\nCommits:\n- none\n';
+  return `${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0 })}\n`;
+}
+
 /** Entry styles of the two progress logs ralph writes. */
 export type ProgressStyle = 'prd' | 'speckit';
 

@@ -22,7 +22,7 @@ function readCalls(file: string): Call[] {
 }
 
 /** `git status --porcelain=v2 …` → `status`: the subcommand, past any `-c` options. */
-function subcommand(args: string): string {
+export function subcommand(args: string): string {
   const words = args.split(' ');
   for (let index = 0; index < words.length; index += 1) {
     if (words[index] === '-c') index += 1;

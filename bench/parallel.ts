@@ -6,7 +6,7 @@ import path from 'node:path';
 import { runTimed } from './process.ts';
 import { info, judged, median, ms, type Benchmark, type Row } from './report.ts';
 import { benchSandbox, commitAll, RALPH, TSX, type BenchSandbox } from './sandbox.ts';
-import { PLAN_MD, prdJson, SPEC_MD } from './fixtures.ts';
+import { PLAN_MD, prdJson, prdReportAnswer, SPEC_MD } from './fixtures.ts';
 
 const TASKS = 8;
 const WORK_S = 2;
@@ -20,15 +20,9 @@ function specKitTasks(count: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The PRD answer the agent gives: a completed Ralph Report as the final result. */
-function answer(): string {
-  const text = 'Done.\n\n## Ralph Report\nStatus: completed\nSummary: created the work file\nChanges:\n- work file: created\nQuality:\n- tests: pass\nLearnings:\n- none\nCommits:\n- none\n';
-  return `${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0 })}\n`;
-}
-
 function sandboxFor(mode: Mode): BenchSandbox {
   const sandbox = benchSandbox('parallel-agent.sh', mode === 'prd' ? 'ralph/bench' : '001-bench');
-  writeFileSync(sandbox.env.BENCH_ANSWER!, answer());
+  writeFileSync(sandbox.env.BENCH_ANSWER!, prdReportAnswer());
   sandbox.env.BENCH_WORK_S = String(WORK_S);
   if (mode === 'prd') {
     writeFileSync(path.join(sandbox.repo, 'prd.json'), prdJson(TASKS));

@@ -12,12 +12,13 @@ import { helper } from './helper.ts';
 import { loopOverhead } from './loop-overhead.ts';
 import { parallel } from './parallel.ts';
 import { killRunning } from './process.ts';
+import { remote } from './remote.ts';
 import { formatTable, ms, type Benchmark, type Row } from './report.ts';
 import { BENCH, removeSandboxes } from './sandbox.ts';
 import { scale } from './scale.ts';
 import { startup } from './startup.ts';
 
-const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop, parallel, helper];
+const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop, parallel, remote, helper];
 
 function selected(argv: readonly string[]): Benchmark[] {
   const only: string[] = [];
