@@ -32,6 +32,36 @@ export function refPart(text: string): string {
   return [...Buffer.from(text, 'utf8')].map((byte) => (/[A-Za-z0-9_-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
 }
 
+/** Where the claims of `branch` live on the remote: `refs/ralph/<branch>/claims/`. */
+export function claimsPrefix(branch: string): string {
+  return `refs/ralph/${refPart(branch)}/claims/`;
+}
+
+/** A claim not renewed within the lease: another host may take it over. */
+export function isExpired(claim: Pick<Claim, 'renewedAt'>, leaseMs: number, now: number): boolean {
+  return claim.renewedAt + leaseMs < now;
+}
+
+/**
+ * The claims mirrored under `seenPrefix` in this clone (by a fetch of `prefix` on the remote), each named by
+ * its ref on the remote; a ref whose commit ralph did not write is not a claim.
+ */
+export async function readClaimRefs(main: Git, seenPrefix: string, prefix: string): Promise<Claim[]> {
+  const out = await main.raw(['for-each-ref', '--format=%(refname)%09%(objectname)%09%(contents:subject)', seenPrefix]);
+  const claims: Claim[] = [];
+  for (const line of out.split('\n')) {
+    const [ref, sha, subject] = line.split('\t');
+    if (!ref || !sha || !subject?.startsWith(SUBJECT)) continue;
+    try {
+      const data = JSON.parse(subject.slice(SUBJECT.length)) as Omit<Claim, 'ref' | 'sha'>;
+      claims.push({ ...data, ref: `${prefix}${ref.slice(seenPrefix.length)}`, sha });
+    } catch {
+      // a claim ref ralph did not write: not a claim
+    }
+  }
+  return claims;
+}
+
 export interface ClaimOptions {
   main: Git;
   git: RemoteGit;
@@ -52,7 +82,7 @@ export class RemoteClaims {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: ClaimOptions) {
-    this.prefix = `refs/ralph/${refPart(o.branch)}/claims/`;
+    this.prefix = claimsPrefix(o.branch);
     this.seenPrefix = `refs/ralph-seen/${refPart(o.remote)}/${refPart(o.branch)}/claims/`;
   }
 
@@ -68,20 +98,8 @@ export class RemoteClaims {
   }
 
   /** The claims as the last fetch saw them. */
-  async read(): Promise<Claim[]> {
-    const out = await this.o.main.raw(['for-each-ref', '--format=%(refname)%09%(objectname)%09%(contents:subject)', this.seenPrefix]);
-    const claims: Claim[] = [];
-    for (const line of out.split('\n')) {
-      const [ref, sha, subject] = line.split('\t');
-      if (!ref || !sha || !subject?.startsWith(SUBJECT)) continue;
-      try {
-        const data = JSON.parse(subject.slice(SUBJECT.length)) as Omit<Claim, 'ref' | 'sha'>;
-        claims.push({ ...data, ref: `${this.prefix}${ref.slice(this.seenPrefix.length)}`, sha });
-      } catch {
-        // a claim ref ralph did not write: not a claim
-      }
-    }
-    return claims;
+  read(): Promise<Claim[]> {
+    return readClaimRefs(this.o.main, this.seenPrefix, this.prefix);
   }
 
   isMine(claim: Claim): boolean {
@@ -89,7 +107,7 @@ export class RemoteClaims {
   }
 
   expired(claim: Claim): boolean {
-    return claim.renewedAt + this.o.leaseMs < this.o.now();
+    return isExpired(claim, this.o.leaseMs, this.o.now());
   }
 
   holds(taskId: string): boolean {
