@@ -10,8 +10,9 @@ const REMOTE_TIMEOUT_MS = 120_000;
 
 export type RemoteGit = (args: readonly string[], timeoutMs?: number) => Promise<ExecResult>;
 
-export function remoteGit(deps: Deps, cwd: string): RemoteGit {
-  return (args, timeoutMs = REMOTE_TIMEOUT_MS) => deps.exec('git', args, { cwd, env: quietEnv(deps.env), timeoutMs });
+/** `signal`: a reader that may be stopped (ralph status --watch) stops its git command with it. */
+export function remoteGit(deps: Deps, cwd: string, signal?: AbortSignal): RemoteGit {
+  return (args, timeoutMs = REMOTE_TIMEOUT_MS) => deps.exec('git', args, { cwd, env: quietEnv(deps.env), timeoutMs, ...(signal ? { signal } : {}) });
 }
 
 const NO_ANSWER = /could not read from remote|unable to connect|connection refused|connection timed out|connection reset|could not resolve host|unable to access|timed out|early eof|remote end hung up|no route to host|network is unreachable|broken pipe/i;
