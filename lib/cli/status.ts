@@ -16,6 +16,9 @@ import { keptBranches } from '../session/worktrees.ts';
 import type { ParsedArgv } from './argv.ts';
 import { readQuestions, type Question } from '../questions/store.ts';
 import { questionLines } from '../questions/text.ts';
+import type { RemoteView } from '../landing/view.ts';
+import { claimLines } from '../landing/view-text.ts';
+import { remoteLook } from './status-remote.ts';
 
 export type RunPresence = 'alive' | 'stale' | 'none';
 
@@ -60,6 +63,8 @@ export interface StatusReport {
   kept: string[];
   /** The agents' questions: waiting for an answer, or answered and not yet worked on (.ralph/questions.jsonl). */
   questions: Question[];
+  /** --remote (or RALPH_REMOTE, "remote"): the feature's claims on the remote, or why they could not be read. */
+  remote?: RemoteView;
 }
 
 const SOURCE_NAMES: readonly string[] = ['beads', 'speckit', 'prd'];
@@ -190,6 +195,7 @@ export function formatStatus(report: StatusReport, now: number, color = false): 
   const tasks = report.tasks;
   if (tasks && 'error' in tasks) lines.push(`tasks: cannot read the task source: ${tasks.error}`);
   else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready${tasks.waiting ? `, ${tasks.waiting} waiting for an answer` : ''})${tasks.skipped ? `, ${tasks.skipped} skipped (${tasks.skippedIds.join(', ')})` : ''}, ${tasks.total} in all`);
+  if (report.remote) lines.push(...claimLines(report.remote, now, report.root));
   lines.push(...questionLines(report.questions, (iso) => ago(Math.max(0, now - Date.parse(iso)))));
   if (report.kept.length > 0) lines.push(`unmerged work kept on ${report.kept.length} branch${report.kept.length === 1 ? '' : 'es'} (look, then merge or delete): ${report.kept.join(', ')}`);
   return `${lines.join('\n')}\n`;
@@ -226,6 +232,7 @@ export async function statusCommand(parsed: ParsedArgv, deps: Deps, signal: Abor
   let tasks: StatusReport['tasks'] = null;
   let kept: string[] = [];
   let tasksAt = Number.NEGATIVE_INFINITY;
+  const remote = await remoteLook(root, parsed, deps, signal);
 
   while (!signal.aborted) {
     const now = deps.now();
@@ -235,7 +242,7 @@ export async function statusCommand(parsed: ParsedArgv, deps: Deps, signal: Abor
       kept = await keptBranches(new Git(root));
       tasksAt = now;
     }
-    const report: StatusReport = { ...state, tasks, kept, questions: readQuestionsQuietly(root) };
+    const report: StatusReport = { ...state, tasks, kept, questions: readQuestionsQuietly(root), ...(remote ? { remote: await remote.view() } : {}) };
     if (json) deps.stdout.write(`${JSON.stringify(report)}\n`);
     else if (watch && tty) deps.stdout.write(`\u001b[H\u001b[2J${formatStatus(report, now, color)}\n(refreshing every second; Ctrl+C to stop)\n`);
     else if (watch) deps.stdout.write(`--- ${dayjs(now).format('YYYY-MM-DD HH:mm:ss')}\n${formatStatus(report, now, color)}`);

@@ -92,7 +92,7 @@ export const OPTIONS: readonly OptionSpec[] = [
  * not ignored. `run` and `resume` read every option but those only other commands read.
  */
 export const COMMAND_FLAGS: Partial<Record<CommandName, readonly string[]>> = {
-  status: ['json', 'watch', 'source', 'prd', 'feature', 'epic', 'remote'],
+  status: ['json', 'watch', 'source', 'prd', 'feature', 'epic', 'remote', 'lease'],
   report: ['json'],
   stop: ['now'],
   pause: [],
