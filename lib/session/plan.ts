@@ -10,6 +10,7 @@ import { seatCommand, type Seat } from '../iteration/agent-roster.ts';
 import type { Command } from '../process/runner.ts';
 import type { BreakerLimits } from './breaker.ts';
 import { describeWaiting } from '../questions/index.ts';
+import { firstTasks, lookAtRemote, type RemotePlan } from './plan-remote.ts';
 
 /** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
 export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {
@@ -26,20 +27,28 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   let waiting: string[] = [];
   let prompt: string | undefined;
   const workers: Array<{ worker: number; task: { id: string; title: string } }> = [];
+  let remote: RemotePlan | undefined;
   if (problems.length === 0) {
     try {
       const snapshot = await source.snapshot();
+      // --remote: what the other hosts hold now is not this host's to start.
+      const look = prepared.remote ? await lookAtRemote(prepared, prepared.remote, deps) : undefined;
+      remote = look?.plan;
       ready = snapshot.ready;
       remaining = snapshot.remaining.length;
       waiting = (snapshot.waiting ?? []).map((task) => task.id);
       // A task whose question waits for an answer is set aside, as the run would.
       out.push(`tasks: ${snapshot.done.length} done, ${remaining} remaining, ${ready.length} ready${waiting.length > 0 ? `, ${waiting.length} waiting for an answer to its question (${waiting.join(', ')}; ralph answer lists them)` : ''}`);
+      if (look) out.push(...look.lines);
       if (ready.length > 0) {
         out.push('ready, in order:');
         ready.forEach((task, index) => out.push(`  ${index + 1}. ${task.id} ${task.title}`));
+        const first = firstTasks(snapshot, source.workers, config.parallel, look?.held ?? new Set());
+        if (remote) {
+          remote.first = first.map((task) => ({ id: task.id, title: task.title }));
+          out.push(first.length > 0 ? `first tasks this host would take: ${first.map((task) => `${task.id} ${task.title}`).join('; ')}` : 'first tasks this host would take: none now: other hosts hold every task that may start; a real run waits and looks again');
+        }
         if (config.parallel > 1) {
-          const startable = source.workers.startable(snapshot, []);
-          const first = (startable.length > 0 ? startable : snapshot.ready.slice(0, 1)).slice(0, config.parallel);
           out.push(`first on ${config.parallel} workers (each in a git worktree under .ralph/worktrees/, merged back one at a time):`);
           for (let worker = 1; worker <= config.parallel; worker += 1) {
             const task = first[worker - 1];
@@ -47,7 +56,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
             if (task) workers.push({ worker, task: { id: task.id, title: task.title } });
           }
         }
-        const firstTask = workers[0]?.task ? snapshot.ready.find((task) => task.id === workers[0]!.task.id) ?? snapshot.ready[0]! : snapshot.ready[0]!;
+        const firstTask = (first[0] && snapshot.ready.find((task) => task.id === first[0]!.id)) ?? snapshot.ready[0]!;
         prompt = await source.prompt(firstTask, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run', ...(config.parallel > 1 ? { worker: 1 } : {}) });
         if (config.parallel === 1) prompt = withUserWorkNote(prompt, startChanged.filter((file) => !isRalphFile(file)), source.workers.stateFiles());
       } else if (remaining > 0) {
@@ -107,7 +116,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(waiting.length > 0 ? { waiting } : {}), ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(waiting.length > 0 ? { waiting } : {}), ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), ...(remote ? { remote } : {}), problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { firstTasks } from '../../../lib/session/plan-remote.ts';
+import type { Snapshot, Task } from '../../../lib/sources/types.ts';
+
+const task = (id: string): Task => ({ id, title: `Story ${id}` }) as Task;
+const snapshot = (ready: string[]): Snapshot => ({ ready: ready.map(task), remaining: ready.map(task), done: [] });
+/** The source's side-by-side rule: here, every ready task but T4 (which waits for the others). */
+const workers = { startable: (snap: Snapshot) => snap.ready.filter((item) => item.id !== 'T4') };
+const none = { startable: () => [] };
+
+describe('firstTasks', () => {
+  it.each<[string, string[], Pick<typeof workers, 'startable'>, number, string[], string[]]>([
+    ['one worker: the first ready task', ['T1', 'T2'], workers, 1, [], ['T1']],
+    ['one worker: the first ready task no other host holds', ['T1', 'T2', 'T3'], workers, 1, ['T1'], ['T2']],
+    ['several: what may start side by side, up to --parallel', ['T1', 'T2', 'T3', 'T4'], workers, 3, [], ['T1', 'T2', 'T3']],
+    ['several: minus what other hosts hold', ['T1', 'T2', 'T3', 'T4'], workers, 2, ['T1', 'T3'], ['T2']],
+    ['nothing may start side by side: the next ready task alone', ['T1', 'T2'], none, 2, [], ['T1']],
+    ['… unless another host holds it', ['T1', 'T2'], none, 2, ['T1'], []],
+    ['every task held: none', ['T1', 'T2'], workers, 2, ['T1', 'T2'], []],
+  ])('%s', (_name, ready, support, parallel, held, first) => {
+    expect(firstTasks(snapshot(ready), support, parallel, new Set(held)).map((item) => item.id)).toEqual(first);
+  });
+});
