@@ -5,6 +5,7 @@ import { formatDuration } from '../duration.ts';
 import { reviewLine } from '../review-text.ts';
 import { pullRequestText } from '../pr/lines.ts';
 import { answerCommand } from '../questions/text.ts';
+import { landedText } from '../landing/view-text.ts';
 
 export interface ReportTotals {
   iterations: number;
@@ -114,6 +115,7 @@ export function reportFacts(summary: RunSummary): Array<[string, string]> {
     ['duration', formatDuration(summary.durationMs)],
     ...(summary.converge ? [['converge', convergeText(summary.converge)] as [string, string]] : []),
     ...(summary.pr ? pullRequestFacts(summary.pr) : []),
+    ...(summary.remote ? [['remote', `${landedText(summary.remote, summary.records.flatMap((record) => record.tasksDone))}; this host: ${summary.remote.host}`] as [string, string]] : []),
   ];
 }
 

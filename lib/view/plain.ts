@@ -8,6 +8,7 @@ import { count, describeTasksLeft } from '../tasks-left.ts';
 import { pullRequestLines } from '../pr/lines.ts';
 import { answerCommand, quoted } from '../questions/text.ts';
 import { paint, type Colour } from './colour.ts';
+import { landedText } from '../landing/view-text.ts';
 
 export interface ViewOptions {
   out: Output;
@@ -179,6 +180,8 @@ export class LineView implements EventSink {
         if (!this.started && summary.status === 'failed') break;
         const colour: Colour = summary.exitCode === 0 ? 'green' : summary.exitCode === 2 ? 'yellow' : 'red';
         this.line(`${summary.status}: ${summary.message} (${count(summary.iterations, 'iteration')}, ${summary.tasksCompleted} done, ${describeTasksLeft(summary.tasksRemaining, summary.skippedTaskIds)}, ${formatDuration(summary.durationMs)}${summary.costUsd > 0 ? `, $${summary.costUsd.toFixed(4)}` : ''}) exit ${summary.exitCode}`, at, colour);
+        // --remote: which tasks this host landed, and how many the others did meanwhile.
+        if (summary.remote) this.line(landedText(summary.remote, summary.records.flatMap((record) => record.tasksDone)), at, colour);
         // --pr: what is not pushed, then the pull request, as the run's last lines.
         for (const line of summary.pr ? pullRequestLines(summary.pr) : []) this.line(line, at, line.startsWith('not pushed') || !summary.pr?.url ? 'yellow' : colour);
         break;
