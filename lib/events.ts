@@ -161,7 +161,8 @@ export interface RemoteSummary {
 
 /** The typed event stream of a run: the view, events.jsonl and status.json all read it. */
 export type RunEvent =
-  | { type: 'session_start'; sessionId: string; source: string; target: string; agent: string; maxIterations: number; branch?: string; pid: number; logDir: string }
+  /** `remote`: --remote's remote, shared branch and this host (`ralph serve` shows the claims there). */
+  | { type: 'session_start'; sessionId: string; source: string; target: string; agent: string; maxIterations: number; branch?: string; pid: number; logDir: string; remote?: { name: string; branch: string; host: string } }
   | { type: 'info'; message: string }
   | { type: 'warning'; message: string }
   | { type: 'iteration_start'; iteration: number; maxIterations: number; task: Task; worker?: number }

@@ -3,6 +3,7 @@ import type { Deps } from '../deps.ts';
 import { RalphError } from '../errors.ts';
 import { Git } from '../git.ts';
 import type { ParsedArgv } from './argv.ts';
+import { DEFAULT_LEASE_MS, remoteName } from '../landing/preflight.ts';
 
 export const DEFAULT_PORT = 7420;
 
@@ -21,7 +22,9 @@ export async function serveCommand(parsed: ParsedArgv, deps: Deps, signal: Abort
   const { startServer } = await import('../serve/server.ts');
   let server;
   try {
-    server = await startServer({ root, host, port });
+    // The claims on the remote: the one --remote names, else the one the shown run works with.
+    const remote = remoteName(config);
+    server = await startServer({ root, host, port, remote: { ...(remote ? { name: remote } : {}), leaseMs: (config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS, deps: { ...deps, cwd: root } } });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new RalphError(`port ${port} on ${host} is in use`, { hint: 'pick another with --port N (or --port 0 for any free port)' });

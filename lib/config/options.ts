@@ -97,7 +97,7 @@ export const COMMAND_FLAGS: Partial<Record<CommandName, readonly string[]>> = {
   stop: ['now'],
   pause: [],
   unpause: [],
-  serve: ['port', 'host'],
+  serve: ['port', 'host', 'remote', 'lease'],
   init: ['force', 'json'],
   answer: [],
 };

@@ -8,6 +8,8 @@ import type { RunStatusFile, WorkerStatus } from '../progress/state.ts';
 import { readStatusFile, statusPath } from '../progress/status-file.ts';
 import { reportsDir } from '../report/index.ts';
 import { QUESTIONS_FILE, readQuestions, type Question } from '../questions/store.ts';
+import type { ClaimView, RemoteView } from '../landing/view.ts';
+import { landedText } from '../landing/view-text.ts';
 import { emptyModel, foldLine, parseLine, type LiveModel } from './model.ts';
 import { lastSessionOffset, LineTail } from './tail.ts';
 
@@ -33,6 +35,18 @@ export interface PageState {
   control: boolean;
   /** The agents' questions: waiting for an answer, or answered and not yet worked on. */
   questions: Question[];
+  /** --remote: the feature's claims on the remote (as last fetched) and, once the run ended, who landed what. */
+  remote: RemoteState | null;
+}
+
+export interface RemoteState {
+  name: string;
+  branch: string;
+  claims: ClaimView[];
+  /** Why the claims could not be read; null when they were (or were not looked at yet). */
+  error: string | null;
+  /** `landed here 2 (T001, T004), by other hosts 3 on origin/feat`, once the run ended. */
+  landed: string | null;
 }
 
 const MAX_REPORTS = 30;
@@ -77,6 +91,7 @@ export class LiveFeed {
   private questions: Question[] = [];
   private alive = false;
   private version = 0;
+  private remote: RemoteView | undefined;
 
   constructor(
     private readonly root: string,
@@ -138,6 +153,17 @@ export class LiveFeed {
     return changed;
   }
 
+  /** The claims as the remote watch last read them (lib/serve/remote-watch.ts). */
+  setRemote(view: RemoteView | undefined): void {
+    this.remote = view;
+    this.version += 1;
+  }
+
+  /** The shown run's --remote, when it has one. */
+  sessionRemote(): { name: string; branch: string } | undefined {
+    return this.model.session?.remote ?? undefined;
+  }
+
   state(): PageState {
     const session = this.model.session;
     const status = this.status && session && this.status.sessionId === session.id ? this.status : null;
@@ -151,6 +177,20 @@ export class LiveFeed {
       reports: this.reports,
       control: this.options.control,
       questions: this.questions,
+      remote: this.remoteState(),
+    };
+  }
+
+  private remoteState(): RemoteState | null {
+    const end = this.model.end;
+    const view = this.remote;
+    if (!view && !end?.remote) return null;
+    return {
+      name: view?.name ?? end!.remote!.name,
+      branch: view?.branch ?? end!.remote!.branch,
+      claims: view?.claims ?? [],
+      error: view?.error ?? null,
+      landed: end?.remote ? landedText(end.remote, end.landed) : null,
     };
   }
 

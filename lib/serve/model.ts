@@ -2,7 +2,7 @@
 // A `session_start` line begins a new picture, so the page follows a run that restarts.
 import { oneLine } from '../agents/common.ts';
 import type { AgentEvent } from '../agents/types.ts';
-import type { IterationRecord, RunSummary } from '../events.ts';
+import type { IterationRecord, RemoteSummary, RunSummary } from '../events.ts';
 
 export type TimelineOutcome = IterationRecord['outcome'] | 'running' | 'interrupted';
 
@@ -32,10 +32,12 @@ export interface ActivityLine {
 }
 
 export interface LiveModel {
-  session: { id: string; source: string; target: string; agent: string; branch: string | null; pid: number; maxIterations: number; startedAt: string } | null;
+  /** `remote`: the run's --remote (remote, shared branch, this host), when it has one. */
+  session: { id: string; source: string; target: string; agent: string; branch: string | null; pid: number; maxIterations: number; startedAt: string; remote: { name: string; branch: string; host: string } | null } | null;
   timeline: TimelineItem[];
   activity: ActivityLine[];
-  end: { status: RunSummary['status']; exitCode: number; message: string; endedAt: string; tasksRemaining: number } | null;
+  /** `remote` and `landed`: --remote's counts, and the tasks this host landed. */
+  end: { status: RunSummary['status']; exitCode: number; message: string; endedAt: string; tasksRemaining: number; remote: RemoteSummary | null; landed: string[] } | null;
   lastEventAt: string | null;
 }
 
@@ -99,6 +101,7 @@ export function foldLine(model: LiveModel, line: Line): LiveModel {
       pid: Number(line.pid),
       maxIterations: Number(line.maxIterations),
       startedAt: at,
+      remote: remoteOf(line.remote),
     };
   }
   if (!model.session) return model;
@@ -157,7 +160,7 @@ export function foldLine(model: LiveModel, line: Line): LiveModel {
       break;
     case 'session_end': {
       const summary = line.summary as RunSummary;
-      model.end = { status: summary.status, exitCode: summary.exitCode, message: summary.message, endedAt: at, tasksRemaining: summary.tasksRemaining };
+      model.end = { status: summary.status, exitCode: summary.exitCode, message: summary.message, endedAt: at, tasksRemaining: summary.tasksRemaining, remote: summary.remote ?? null, landed: summary.remote ? (summary.records ?? []).flatMap((record) => record.tasksDone) : [] };
       for (const item of model.timeline) {
         if (item.outcome !== 'running') continue;
         item.outcome = 'interrupted';
@@ -167,6 +170,11 @@ export function foldLine(model: LiveModel, line: Line): LiveModel {
     }
   }
   return model;
+}
+
+function remoteOf(value: unknown): { name: string; branch: string; host: string } | null {
+  const remote = value as { name?: unknown; branch?: unknown; host?: unknown } | undefined;
+  return remote && typeof remote.name === 'string' && typeof remote.branch === 'string' ? { name: remote.name, branch: remote.branch, host: String(remote.host ?? '') } : null;
 }
 
 /** Parses one line of events.jsonl; undefined for a torn or foreign line. */

@@ -11,7 +11,9 @@ import path from 'node:path';
 import { requestControl, type ControlAction } from '../control/request.ts';
 import { answerQuestion, ANSWER_MAX_CHARS } from '../questions/answer.ts';
 import { reportsDir } from '../report/index.ts';
+import type { Deps } from '../deps.ts';
 import { LiveFeed } from './feed.ts';
+import { RemoteWatch } from './remote-watch.ts';
 import { renderPage } from './page.ts';
 
 export interface ServeOptions {
@@ -20,6 +22,8 @@ export interface ServeOptions {
   port: number;
   /** How often the files are looked at. */
   pollMs?: number;
+  /** --remote (else the shown run's own remote): the claims there, looked at in the background with `deps`. */
+  remote?: { name?: string; leaseMs: number; deps: Deps; everyMs?: number };
 }
 
 export interface LiveServer {
@@ -42,6 +46,7 @@ export async function startServer(options: ServeOptions): Promise<LiveServer> {
   const control = isLoopback(options.host);
   const token = randomBytes(18).toString('base64url');
   const feed = new LiveFeed(options.root, { control });
+  const watch = options.remote ? remoteWatch(options.root, feed, options.remote) : undefined;
   const clients = new Set<http.ServerResponse>();
   let port = options.port;
 
@@ -141,6 +146,7 @@ export async function startServer(options: ServeOptions): Promise<LiveServer> {
     });
   });
 
+  watch?.start();
   let lastSent = feed.changes;
   const timer = setInterval(() => {
     feed.poll();
@@ -160,6 +166,7 @@ export async function startServer(options: ServeOptions): Promise<LiveServer> {
     async close() {
       clearInterval(timer);
       clearInterval(keepAlive);
+      watch?.close();
       for (const client of clients) client.end();
       clients.clear();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -167,4 +174,21 @@ export async function startServer(options: ServeOptions): Promise<LiveServer> {
       await closed;
     },
   };
+}
+
+/** The claims of the remote --remote names, else of the shown run's; none when neither is known. */
+function remoteWatch(root: string, feed: LiveFeed, remote: NonNullable<ServeOptions['remote']>): RemoteWatch {
+  return new RemoteWatch({
+    root,
+    deps: remote.deps,
+    leaseMs: remote.leaseMs,
+    ...(remote.everyMs ? { everyMs: remote.everyMs } : {}),
+    target: () => {
+      const session = feed.sessionRemote();
+      const name = remote.name ?? session?.name;
+      if (!name) return undefined;
+      return session?.name === name ? { name, branch: session.branch } : { name };
+    },
+    changed: (view) => feed.setRemote(view),
+  });
 }

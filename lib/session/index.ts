@@ -165,7 +165,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       ensurePrivateDir(logDir);
       // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
       writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n', { mode: PRIVATE_FILE });
-      bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir });
+      bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir, ...(prepared.remote ? { remote: { name: prepared.remote.name, branch: prepared.remote.branch, host: prepared.remote.host } } : {}) });
       const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
       const sandbox = prepared.sandbox;
       const workerAgent = prepared.agent;

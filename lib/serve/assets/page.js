@@ -107,6 +107,22 @@
     );
   }
 
+  // --remote: who holds which task on the remote (as last fetched), and who landed what once the run ended.
+  function renderRemote() {
+    const remote = state.remote;
+    $('remote-section').hidden = !remote;
+    if (!remote) return;
+    $('remote-title').textContent = `Claims on ${remote.name}/${remote.branch}`;
+    const notes = [remote.landed, remote.error ? `the claims cannot be read: ${remote.error}` : null].filter(Boolean);
+    $('remote-line').textContent = notes.join(' · ');
+    $('remote-line').hidden = notes.length === 0;
+    const head = el('tr', {}, ...['task', 'host', 'since', 'renewed', ''].map((name) => el('th', {}, name)));
+    const rows = remote.claims.map((claim) =>
+      el('tr', { 'data-claim': claim.task, class: claim.expired ? 'expired' : null }, el('td', {}, el('code', {}, claim.task)), el('td', {}, `${claim.host} (pid ${claim.pid})`), el('td', {}, `${clock(claim.since)} (`, el('span', { 'data-since': claim.since }, ''), ' ago)'), el('td', {}, el('span', { 'data-since': claim.renewedAt }, ''), ' ago'), el('td', {}, claim.expired ? 'expired: another host may take it over' : '')),
+    );
+    $('claims').replaceChildren(...(rows.length > 0 ? [head, ...rows] : remote.error ? [] : [el('tr', {}, el('td', { class: 'sub' }, 'no task is claimed'))]));
+  }
+
   function renderCards() {
     const m = state.model;
     const ended = m.timeline.filter((item) => item.outcome !== 'running');
@@ -224,6 +240,7 @@
     renderNow();
     renderQuestions();
     renderWorkers();
+    renderRemote();
     renderCards();
     renderTimeline();
     renderActivity();

@@ -23,7 +23,7 @@ describe('foldLine', () => {
   it('follows a run: the session, a running iteration with its live cost, then its record and the end', () => {
     const all = lines(script);
     const running = fold(all.slice(0, 5));
-    expect(running.session).toEqual({ id: '20261122-020000', source: 'beads', target: 'epic ws-9w6 "Feature: ralph-automation"', agent: 'claude', branch: '001-ralph-automation', pid: 4242, maxIterations: 50, startedAt: new Date(T0).toISOString() });
+    expect(running.session).toEqual({ id: '20261122-020000', source: 'beads', target: 'epic ws-9w6 "Feature: ralph-automation"', agent: 'claude', branch: '001-ralph-automation', pid: 4242, maxIterations: 50, startedAt: new Date(T0).toISOString(), remote: null });
     expect(running.timeline).toEqual([
       { iteration: 1, taskId: task.id, taskTitle: task.title, startedAt: new Date(T0 + 1000).toISOString(), durationMs: null, outcome: 'running', reason: null, attempts: 2, costUsd: 0.05, inputTokens: 0, outputTokens: 0, commit: null, worker: null },
     ]);
@@ -31,7 +31,7 @@ describe('foldLine', () => {
     const done = fold(all);
     expect(done.timeline).toHaveLength(1);
     expect(done.timeline[0]).toMatchObject({ outcome: 'pass', durationMs: 60_000, costUsd: 0.25, inputTokens: 10, outputTokens: 20 });
-    expect(done.end).toEqual({ status: 'completed', exitCode: 0, message: 'all tasks of epic ws-9w6 are complete', endedAt: new Date(T0 + 3_661_000).toISOString(), tasksRemaining: 0 });
+    expect(done.end).toEqual({ status: 'completed', exitCode: 0, message: 'all tasks of epic ws-9w6 are complete', endedAt: new Date(T0 + 3_661_000).toISOString(), tasksRemaining: 0, remote: null, landed: [] });
     expect(done.activity.map((line) => line.text)).toContain('working again');
   });
 
