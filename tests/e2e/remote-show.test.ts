@@ -7,12 +7,19 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prdProject, report } from './projects.ts';
 import { FAST, makeSandbox, runRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { launchChromium, type Browser, type Page } from './cdp.ts';
+import { needsTool } from '../support/needs-tool.ts';
 import { makeHosts, type Hosts } from './hosts.ts';
+
+const chromium = needsTool('chromium', { bins: ['chromium', 'chromium-browser'] });
 
 let sandbox: Sandbox | undefined;
 let cluster: Hosts | undefined;
 const cleanups: Array<() => void | Promise<void>> = [];
+let browser: Browser | undefined;
 afterEach(async () => {
+  browser?.close();
+  browser = undefined;
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   await cluster?.stop();
   sandbox?.cleanup();
@@ -49,23 +56,50 @@ function project(box: Sandbox, release: string): void {
 const passing = (hosts: Hosts): string[] => (JSON.parse(hosts.remote(['show', 'ralph/demo:prd.json'])) as ReturnType<typeof stories>).userStories.filter((story) => story.passes).map((story) => story.id);
 const git = (host: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: host.repo, encoding: 'utf8' });
 
-/** `ralph serve` on `host`; its state once `check` holds. */
-async function serveState(host: Sandbox, args: string[], check: (state: { remote: { claims: Array<{ task: string; host: string }> } | null }) => boolean): Promise<unknown> {
+type Shown = { remote: { claims: Array<{ task: string; host: string }>; landed: string | null; error: string | null } | null };
+
+/** `ralph serve` on `host`, stopped after the test by its own PID (as Ctrl+C would, not through tsx's wrapper); its URL. */
+async function startServe(host: Sandbox, args: string[]): Promise<string> {
   const serve = startRalph(host, ['serve', '--port', '0', ...args]);
+  const servePid = (): number => Number(/ralph serve \(PID (\d+)\)/.exec(serve.output().stderr)?.[1]);
   cleanups.push(async () => {
-    serve.child.kill('SIGINT');
+    if (servePid()) process.kill(servePid(), 'SIGINT');
+    else serve.child.kill('SIGINT');
     await serve.done;
   });
-  await waitFor(() => /^http:\/\/\S+\n/.test(serve.output().stdout), 30_000, 'ralph serve to listen');
-  const url = serve.output().stdout.split('\n')[0]!;
-  let state: unknown;
+  await waitFor(() => /^http:\/\/\S+\n/.test(serve.output().stdout) && servePid() > 0, 30_000, 'ralph serve to listen');
+  return serve.output().stdout.split('\n')[0]!;
+}
+
+/** The state `ralph serve` at `url` sends, once `check` holds. */
+async function serveState(url: string, check: (state: Shown) => boolean): Promise<Shown> {
+  let state: Shown | undefined;
   const deadline = Date.now() + 45_000;
   while (Date.now() < deadline) {
-    state = await (await fetch(`${url}api/state`)).json();
-    if (check(state as Parameters<typeof check>[0])) return state;
+    state = (await (await fetch(`${url}api/state`)).json()) as Shown;
+    if (check(state)) return state;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`ralph serve never showed what was expected: ${JSON.stringify((state as { remote?: unknown }).remote)}`);
+  throw new Error(`ralph serve never showed what was expected: ${JSON.stringify(state?.remote)}`);
+}
+
+/** What the live page shows of the remote, in a real browser. */
+const LOOK = `(() => {
+  const section = document.getElementById('remote-section');
+  if (document.readyState === 'loading' || !section) return null;
+  return { hidden: section.hidden, title: document.getElementById('remote-title').textContent, line: document.getElementById('remote-line').textContent, claims: [...document.querySelectorAll('#claims tr[data-claim]')].map((row) => [...row.cells].map((cell) => cell.textContent)) };
+})()`;
+type Look = { hidden: boolean; title: string; line: string; claims: string[][] };
+
+async function waitForPage(page: Page, check: (seen: Look) => boolean, what: string): Promise<Look> {
+  let last: Look | null = null;
+  const deadline = Date.now() + 45_000;
+  while (Date.now() < deadline) {
+    last = await page.evaluate<Look | null>(LOOK);
+    if (last && check(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for the page to show ${what}; last seen: ${JSON.stringify(last)}`);
 }
 
 describe('--remote: what status, the dry run, serve and the summaries show', () => {
@@ -118,8 +152,8 @@ describe('--remote: what status, the dry run, serve and the summaries show', () 
     expect(git(host2, ['for-each-ref', 'refs/ralph-seen/'])).toBe('');
     expect(git(host2, ['status', '--porcelain'])).toBe('');
 
-    // ralph serve on host2 shows the claim too.
-    await serveState(host2, ['--remote', 'origin'], (state) => state.remote?.claims.some((claim) => claim.task === 'US-001' && claim.host === 'host1') ?? false);
+    // ralph serve on host2 (no run there: the remote --remote names) shows the claim too.
+    await serveState(await startServe(host2, ['--remote', 'origin']), (state) => state.remote?.claims.some((claim) => claim.task === 'US-001' && claim.host === 'host1') ?? false);
 
     // host2 works on what is left while host1 holds US-001; then US-001 lands.
     const run2 = startRalph(host2, ['--remote', 'origin', '--lease', '20s', '--json', ...FAST]);
@@ -143,6 +177,39 @@ describe('--remote: what status, the dry run, serve and the summaries show', () 
     // Every claim is gone now.
     expect((await runRalph(host1, ['status', '--remote', 'origin'])).stdout).toContain('claims on origin/ralph/demo: none\n');
   }, 240_000);
+
+  it.skipIf(chromium.skip)(chromium.title("ralph serve beside a run with --remote shows the run's claims on its page, then who landed what"), async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    const release = path.join(sandbox.root, 'us-001.release');
+    project(sandbox, release);
+    cluster = await makeHosts(sandbox, 1);
+    const [host] = cluster.hosts as [Sandbox];
+    const run = startRalph(host, ['--remote', 'origin', '--json', ...FAST]);
+    cleanups.push(async () => {
+      writeFileSync(release, '');
+      run.child.kill('SIGINT');
+      await run.done;
+    });
+    await waitFor(() => existsSync(host.agentLog) && readFileSync(host.agentLog, 'utf8').includes('Task: **US-001**'), 60_000, 'the run to start US-001');
+    // No --remote for serve: the remote is the one the run shown works with (its session_start says it).
+    const url = await startServe(host, []);
+    browser = launchChromium(chromium.bin(), sandbox.root);
+    const page = await browser.open(url, { width: 1200, height: 900 });
+    const live = await waitForPage(page, (seen) => !seen.hidden && seen.claims.length > 0, 'the claim');
+    expect(live.title).toBe('Claims on origin/ralph/demo');
+    expect(live.claims).toHaveLength(1);
+    const [task, holder, since, renewed, state] = live.claims[0]!;
+    expect(task).toBe('US-001');
+    expect(holder).toMatch(/^host1 \(pid \d+\)$/);
+    expect(since).toMatch(/^\d\d:\d\d:\d\d \(\d+s ago\)$/);
+    expect(renewed).toMatch(/^\d+s ago$/);
+    expect(state).toBe('');
+    writeFileSync(release, '');
+    expect((await run.done).code).toBe(0);
+    const ended = await waitForPage(page, (seen) => seen.line.includes('landed here'), 'who landed what');
+    expect(ended.line).toBe('landed here 3 (US-001, US-002, US-003), by other hosts 0 on origin/ralph/demo');
+    await waitForPage(page, (seen) => seen.claims.length === 0, 'no claim left');
+  }, 180_000);
 
   it('a remote that does not answer, or never says anything, or is not there: one line, exit 0, no hang', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
