@@ -149,11 +149,10 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     },
 
     async claim(taskId) {
-      if (!refs) return;
-      await fetch();
+      if (!refs) return undefined;
       const seen = (await refs.read()).find((claim) => claim.task === taskId);
-      if (refs.holds(taskId) && seen && refs.isMine(seen)) return;
-      await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
+      if (!(refs.holds(taskId) && seen && refs.isMine(seen))) await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
+      return fetch();
     },
 
     lost: (taskId) => refs?.lostReason(taskId),

@@ -53,10 +53,12 @@ export interface Dock {
   /** The main worktree back at `target` after a publish that did not go through. */
   rewind(target: string): Promise<void>;
   /**
-   * Claims a task before a worker starts it; throws ClaimLostError when another live run holds it. The
-   * caller then looks at the shared head again: a task landed just before the claim is done, not to redo.
+   * Claims a task before a worker starts it, against the claims the last target() fetched (the server
+   * decides: a claim made since makes this one fail); throws ClaimLostError when another run holds it.
+   * Returns the shared head right after the claim (refs claims): when it is not the head the caller's
+   * snapshot was taken at, the caller looks again, since a task landed just before the claim is done.
    */
-  claim(taskId: string): Promise<void>;
+  claim(taskId: string): Promise<string | undefined>;
   /** Why this run's claim of `taskId` is not its own any more (a renewal found it taken over); else undefined. */
   lost(taskId: string): string | undefined;
   /** Lets go of a claim (a failed, abandoned or interrupted task); nothing when none is held. */

@@ -58,3 +58,15 @@ export function pollMs(config: Config, looks: number): number {
   const cap = Math.min(5_000, Math.max(250, Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3)));
   return Math.min(cap, 250 * 2 ** Math.min(looks, 10));
 }
+
+/**
+ * Several hosts: each host reads the startable tasks from another place of the list (by its id), so that
+ * they seldom reach for the same task at once (a lost claim costs a push and a fetch); one host: as listed.
+ */
+export function spread<T>(tasks: readonly T[], hostId: string | undefined): readonly T[] {
+  if (hostId === undefined || tasks.length < 2) return tasks;
+  let hash = 0;
+  for (const char of hostId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  const shift = hash % tasks.length;
+  return [...tasks.slice(shift), ...tasks.slice(0, shift)];
+}

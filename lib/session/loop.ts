@@ -28,7 +28,7 @@ import type { Reviewer } from '../iteration/review.ts';
 import type { Dock } from '../landing/types.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
-import { endLoop, pollMs } from './loop-end.ts';
+import { endLoop, pollMs, spread } from './loop-end.ts';
 import { Reruns } from './reruns.ts';
 import { describeWaiting } from '../questions/index.ts';
 
@@ -131,10 +131,12 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const idle: number[] = Array.from({ length: size }, (_, index) => index + 1);
   const running = new Map<number, { task: Task; ended: Promise<Ended> }>();
   const reruns = new Reruns();
-  let looks = 0; // looks in a row at the remote with nothing to start (several hosts): each waits longer
+  let looks = 0;
+  let at: string | undefined; // several hosts: the shared head of the last look // looks in a row at the remote with nothing to start (several hosts): each waits longer
 
   /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
   const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
+    const seenAt = at; // the shared head `before` was read at (several hosts)
     const info: IterationInfo = { iteration: firstIteration + started, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
     started += 1;
     const ended = (async (): Promise<Ended> => {
@@ -150,9 +152,11 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
           // Another host may hold it: the remote decides (ClaimLostError: picking another task). Claimed,
           // the shared head is read again: a host that landed it just before released it in the same push.
           if (remote) {
-            await dock!.claim(task.id);
-            await dock!.lock.run(() => dock!.target());
-            if (!(await source.snapshot()).remaining.some((open) => open.id === task.id)) throw new ClaimLostError(`${task.id} was just landed by another host`);
+            const now = await dock!.claim(task.id);
+            if (now !== undefined && now !== seenAt) {
+              await dock!.lock.run(() => dock!.target());
+              if (!(await source.snapshot()).remaining.some((open) => open.id === task.id)) throw new ClaimLostError(`${task.id} was just landed by another host`);
+            }
           }
           const worker = await workerFor(slot);
           info.head = await worker.prepare(task.id);
@@ -188,7 +192,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     // Nothing startable by the parallel rules while nothing runs (a dependency written out of order): the
     // source's own next task goes, alone.
     if (candidates.length === 0 && running.size === 0) candidates = before.ready.slice(0, 1);
-    return candidates.find((task) => !busy.has(task.id));
+    return spread(candidates, remote?.hostId).find((task) => !busy.has(task.id));
   };
 
   const record = (ended: Ended): void => {
@@ -246,7 +250,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       if (steer?.stop && running.size === 0) return finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
       if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
         // Several hosts: the main worktree at the remote's head first, so the source shows what they landed.
-        if (remote) await dock!.lock.run(() => dock!.target());
+        if (remote) at = await dock!.lock.run(() => dock!.target());
         const elsewhere = new Set(remote ? (await dock!.elsewhere()).keys() : []);
         const before = await source.snapshot();
         // Beads claims in its shared database: a bead in progress while nothing runs here is another host's.
