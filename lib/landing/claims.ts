@@ -171,7 +171,21 @@ export class RemoteClaims {
       const result = await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, ...args], 15_000);
       const why = noAnswer(result);
       if (why) this.o.warn(`could not release the claim of ${taskId} (${why}): it expires ${Math.round(this.o.leaseMs / 1000)} s after its last renewal`);
+      else await this.unsee(taskId);
     });
+  }
+
+  /**
+   * The claim is gone from the remote (released, alone or with its landing): stop renewing it, and drop this
+   * clone's copy, so a claim made before the next fetch does not expect it there.
+   */
+  async released(taskId: string): Promise<void> {
+    this.forget(taskId);
+    await this.unsee(taskId);
+  }
+
+  private async unsee(taskId: string): Promise<void> {
+    await this.o.main.attempt(['update-ref', '-d', `${this.seenPrefix}${refPart(taskId)}`]);
   }
 
   async releaseAll(): Promise<void> {

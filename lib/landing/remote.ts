@@ -45,6 +45,8 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn }) : undefined;
   const tracking = `refs/remotes/${target.name}/${target.branch}`;
   let outage: { since: number; delays: Iterator<number> } | undefined;
+  /** The remote's head as this clone last saw it (a fetch, a landing push), and when. */
+  let look: { head: string; at: number } | undefined;
   // The fetches and the landing push of this clone, one at a time: both update its remote-tracking refs, and
   // git refuses a ref another of its processes holds locked ("cannot lock ref").
   let traffic: Promise<unknown> = Promise.resolve();
@@ -87,16 +89,19 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       const why = noAnswer(result);
       if (why) return { noAnswer: why };
       mustWork(result, `git fetch ${target.name} ${target.branch}`);
-      return { value: (await main.raw(['rev-parse', '--verify', tracking])).trim() };
+      const head = (await main.raw(['rev-parse', '--verify', tracking])).trim();
+      look = { head, at: o.deps.now() };
+      return { value: head };
     });
 
   return {
     remote: target,
     lock,
 
-    async target() {
-      const head = await fetch();
+    async target(freshMs) {
       const mine = await main.head();
+      if (freshMs !== undefined && look && look.head === mine && o.deps.now() - look.at <= freshMs) return mine;
+      const head = await fetch();
       if (mine === head) return head;
       if (mine && !(await main.contains(head, mine))) {
         throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
@@ -126,8 +131,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         // The branch line says what the server did (a failure to update this clone's own tracking ref after
         // it is no refusal: the next fetch sets it).
         if (branchLine && branchLine.flag !== '!') {
-          refs?.forget(taskId);
+          await refs?.released(taskId);
           lock.published = head;
+          look = { head, at: o.deps.now() };
           return { kind: 'landed' };
         }
         if (claimLine?.flag === '!' && /stale info/.test(claimLine.summary)) {
@@ -151,7 +157,12 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     async claim(taskId) {
       if (!refs) return undefined;
       const seen = (await refs.read()).find((claim) => claim.task === taskId);
-      if (!(refs.holds(taskId) && seen && refs.isMine(seen))) await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
+      try {
+        if (!(refs.holds(taskId) && seen && refs.isMine(seen))) await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
+      } catch (error) {
+        look = undefined; // the claims this clone saw are out of date: the next look fetches
+        throw error;
+      }
       return fetch();
     },
 

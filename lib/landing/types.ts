@@ -46,8 +46,11 @@ export interface Dock {
   readonly remote?: RemoteTarget;
   /** Landings one at a time in this process; also knows the head the last landing left. */
   readonly lock: MergeLock;
-  /** Brings the main worktree to the shared head (remote: fetched first) and returns it; call under the lock. */
-  target(): Promise<string | undefined>;
+  /**
+   * Brings the main worktree to the shared head (remote: fetched first) and returns it; call under the lock.
+   * `freshMs`: a look at the remote (a fetch, a landing) that recent is taken as current, with no fetch.
+   */
+  target(freshMs?: number): Promise<string | undefined>;
   /** Makes the main worktree's HEAD the shared head, releasing `taskId`'s claim in the same step. */
   publish(taskId: string): Promise<Published>;
   /** The main worktree back at `target` after a publish that did not go through. */

@@ -93,7 +93,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const signal = control.signal;
 
   let costUsd = 0;
-  let started = 0;
+  let started = 0; // iterations started, for the budget
+  let numbered = 0; // iterations numbered (a lost claim is started, not numbered)
   /** Set when the run must end as failed once the iterations under way have ended. */
   let failure: string | undefined;
   let firstError: unknown;
@@ -137,18 +138,23 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
   const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
     const seenAt = at; // the shared head `before` was read at (several hosts)
-    const info: IterationInfo = { iteration: firstIteration + started, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
+    const info: IterationInfo = { iteration: 0, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
     started += 1;
+    // Numbered once it goes ahead: a claim another host won spends neither a number nor the budget (record()).
+    const number = (): void => void (info.iteration = firstIteration + numbered++);
     const ended = (async (): Promise<Ended> => {
       try {
         let workspace: Workspace;
         if (pass !== undefined) {
+          number();
           const output = await runConvergePass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, { pass, maxPasses: ctx.convergence!.maxPasses, commitState: ctx.commitState }, { ...info, worker: undefined });
           ctx.convergence!.ended(pass, output.verdict);
           return { slot, task, output };
         }
-        if (inPlace) workspace = inPlace;
-        else {
+        if (inPlace) {
+          number();
+          workspace = inPlace;
+        } else {
           // Another host may hold it: the remote decides (ClaimLostError: picking another task). Claimed,
           // the shared head is read again: a host that landed it just before released it in the same push.
           if (remote) {
@@ -158,6 +164,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
               if (!(await source.snapshot()).remaining.some((open) => open.id === task.id)) throw new ClaimLostError(`${task.id} was just landed by another host`);
             }
           }
+          number();
           const worker = await workerFor(slot);
           info.head = await worker.prepare(task.id);
           workspace = worker;
@@ -203,6 +210,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       // A stop ended this iteration's usage-limit wait: nothing to record, and the others finish their own.
       if (ended.error instanceof StopRequestedError) return;
       if (ended.error instanceof ClaimLostError) {
+        if (remote) started -= 1; // several hosts reach for the same tasks all the time: no budget spent
         // Several hosts reach for the same task all the time: that is how they share the work, no warning.
         bus.emit({ type: remote ? 'info' : 'warning', message: `${errorMessage(ended.error)}; picking another task` });
         return;
@@ -250,7 +258,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       if (steer?.stop && running.size === 0) return finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
       if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
         // Several hosts: the main worktree at the remote's head first, so the source shows what they landed.
-        if (remote) at = await dock!.lock.run(() => dock!.target());
+        // (A look under a second old, such as the landing that just ended, is current enough: a claim is
+        // checked against the head anyway.)
+        if (remote) at = await dock!.lock.run(() => dock!.target(1_000));
         const elsewhere = new Set(remote ? (await dock!.elsewhere()).keys() : []);
         const before = await source.snapshot();
         // Beads claims in its shared database: a bead in progress while nothing runs here is another host's.

@@ -38,13 +38,15 @@ describe('--remote under faults', () => {
     const never = path.join(sandbox.root, 'never');
     cluster = await makeHosts(sandbox, 2);
     const [host1, host2] = cluster.hosts as [Sandbox, Sandbox];
-    // host1's agent on US-001 hangs (its host dies); host2's agents finish their stories.
+    // host1's agent hangs on whichever story it takes (its host dies); host2's agents finish theirs.
     const finish = (n: number) => ({ write: { [`story-${n}.txt`]: `story ${n}\n` }, lines: [report('completed')] });
-    scenario(host1, { 'US-001': [{ touch: started, awaitFiles: [never] }] }, 'host1');
+    const hang = { touch: started, awaitFiles: [never] };
+    scenario(host1, { 'US-001': [hang], 'US-002': [hang] }, 'host1');
     scenario(host2, { 'US-001': [finish(1)], 'US-002': [finish(2)] }, 'host2');
     const first = startRalph(host1, ['--remote', 'origin', '--lease', '3s', ...QUICK]);
-    await waitFor(() => existsSync(started), 60_000, 'host1 to start US-001');
-    await waitFor(() => claims(cluster!).includes('claims/US-001'), 20_000, "host1's claim on the remote");
+    await waitFor(() => existsSync(started), 60_000, 'host1 to start a story');
+    const taken = story(agentCalls(host1)[0]!);
+    await waitFor(() => claims(cluster!).includes(`claims/${taken}`), 20_000, "host1's claim on the remote");
     const pid = ralphPid(host1);
     const agent = Number(readFileSync(started, 'utf8'));
     process.kill(pid, 'SIGKILL');
@@ -53,10 +55,10 @@ describe('--remote under faults', () => {
     await first.done;
     await waitFor(() => !pidAlive(pid), 5000, 'host1 to die');
     // The dead host's claim is still there: nobody may take it before its lease runs out.
-    expect(claims(cluster)).toContain('claims/US-001');
+    expect(claims(cluster)).toContain(`claims/${taken}`);
     const second = await runRalph(host2, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stderr).toMatch(/took over US-001 from host1 \(.*\): its claim was not renewed for \d+ s \(lease 3 s\)/);
+    expect(second.stderr).toMatch(new RegExp(`took over ${taken} from host1 \\(.*\\): its claim was not renewed for \\d+ s \\(lease 3 s\\)`));
     expect(agentCalls(host2).map(story).sort()).toEqual(['US-001', 'US-002']);
     const prd = JSON.parse(cluster.remote(['show', 'ralph/demo:prd.json']));
     expect(prd.userStories.map((item: { passes: boolean }) => item.passes)).toEqual([true, true]);
@@ -65,7 +67,7 @@ describe('--remote under faults', () => {
     const back = await runRalph(host1, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
     expect(back.code, back.stderr).toBe(0);
     expect(JSON.parse(back.stdout)).toMatchObject({ status: 'completed', iterations: 0 });
-    expect(agentCalls(host1).map(story)).toEqual(['US-001']);
+    expect(agentCalls(host1).map(story)).toEqual([taken]);
     expect(git(host1.repo, ['rev-parse', 'HEAD'])).toBe(cluster.remote(['rev-parse', 'ralph/demo']));
   }, 180_000);
 
@@ -126,7 +128,7 @@ describe('--remote under faults', () => {
 
   it('the remote unreachable past --remote-wait: exit 1 naming the branch that keeps the work; nothing lost', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, prdStories(2));
+    prdProject(sandbox, prdStories(1));
     const started = path.join(sandbox.root, 'started');
     const go = path.join(sandbox.root, 'go');
     scenario(sandbox, { 'US-001': [{ touch: started, awaitFiles: [go], write: { 'story-1.txt': 'story 1\n' }, lines: [report('completed')] }] });
@@ -174,29 +176,32 @@ describe('--remote under faults', () => {
     const started = path.join(sandbox.root, 'host1-started');
     const go = path.join(sandbox.root, 'go');
     const finish = (n: number, extra: Record<string, unknown> = {}) => ({ write: { [`story-${n}.txt`]: `story ${n} by ${extra.by ?? 'host2'}\n` }, lines: [report('completed')], ...extra });
-    scenario(host1, { 'US-001': [{ ...finish(1, { by: 'host1' }), touch: started, awaitFiles: [go] }] }, 'host1');
+    // host1 freezes on whichever story it takes first; host2 finishes both.
+    scenario(host1, { 'US-001': [{ ...finish(1, { by: 'host1' }), touch: started, awaitFiles: [go] }], 'US-002': [{ ...finish(2, { by: 'host1' }), touch: started, awaitFiles: [go] }] }, 'host1');
     scenario(host2, { 'US-001': [finish(1)], 'US-002': [finish(2)] }, 'host2');
     const first = startRalph(host1, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
-    await waitFor(() => existsSync(started), 60_000, 'host1 to start US-001');
+    await waitFor(() => existsSync(started), 60_000, 'host1 to start a story');
+    const taken = story(agentCalls(host1)[0]!);
+    const n = taken.slice(-1);
     const pid = ralphPid(host1);
     process.kill(pid, 'SIGSTOP');
     try {
       const second = await runRalph(host2, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
       expect(second.code, second.stderr).toBe(0);
-      expect(second.stderr).toMatch(/took over US-001 from host1/);
+      expect(second.stderr).toMatch(new RegExp(`took over ${taken} from host1`));
     } finally {
       writeFileSync(go, 'go\n');
       process.kill(pid, 'SIGCONT');
     }
     const thawed = await first.done;
     expect(thawed.code, thawed.stderr).toBe(0);
-    expect(thawed.stderr).toMatch(/not landed: the claim of US-001 (?:is not this run's any more|was taken over by another host)/);
-    // US-001 landed once, host2's; host1's work is kept on the remote for a person to look at.
-    expect(cluster.remote(['log', '--format=%s', 'ralph/demo']).split('\n').filter((subject) => subject.startsWith('ralph: US-001'))).toHaveLength(1);
-    expect(cluster.remote(['show', 'ralph/demo:story-1.txt'])).toBe('story 1 by host2\n');
+    expect(thawed.stderr).toMatch(new RegExp(`not landed: the claim of ${taken} (?:is not this run's any more|was taken over by another host)`));
+    // The story landed once, host2's; host1's work is kept on the remote for a person to look at.
+    expect(cluster.remote(['log', '--format=%s', 'ralph/demo']).split('\n').filter((subject) => subject.startsWith(`ralph: ${taken}`))).toHaveLength(1);
+    expect(cluster.remote(['show', `ralph/demo:story-${n}.txt`])).toBe(`story ${n} by host2\n`);
     const kept = cluster.remote(['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).trim();
-    expect(kept).toMatch(/US-001-i1/);
-    expect(cluster.remote(['show', `${kept}:story-1.txt`])).toBe('story 1 by host1\n');
+    expect(kept).toMatch(new RegExp(`${taken}-i1`));
+    expect(cluster.remote(['show', `${kept}:story-${n}.txt`])).toBe(`story ${n} by host1\n`);
     expect(claims(cluster)).toBe('');
   }, 180_000);
 
