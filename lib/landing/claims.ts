@@ -38,8 +38,9 @@ export function claimsPrefix(branch: string): string {
 }
 
 /** A claim not renewed within the lease: another host may take it over. */
-export function isExpired(claim: Pick<Claim, 'renewedAt'>, leaseMs: number, now: number): boolean {
-  return claim.renewedAt + leaseMs < now;
+export function isExpired(claim: Pick<Claim, 'renewedAt' | 'leaseMs'>, leaseMs: number, now: number): boolean {
+  // The holder's own lease, when its claim says it: hosts run with different --lease values.
+  return claim.renewedAt + (claim.leaseMs ?? leaseMs) < now;
 }
 
 /**
@@ -133,7 +134,7 @@ export class RemoteClaims {
         if (line?.flag === '!') throw new ClaimLostError(`another host claimed ${taskId} first`);
         throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${firstLine(result.stderr || result.stdout)}`);
       }
-      if (seen && !this.isMine(seen)) this.o.warn(`took over ${taskId} from ${describeHolder(seen)}: its claim was not renewed for ${Math.round((this.o.now() - seen.renewedAt) / 1000)} s (lease ${Math.round(this.o.leaseMs / 1000)} s)`);
+      if (seen && !this.isMine(seen)) this.o.warn(`took over ${taskId} from ${describeHolder(seen)}: its claim was not renewed for ${Math.round((this.o.now() - seen.renewedAt) / 1000)} s (lease ${Math.round((seen.leaseMs ?? this.o.leaseMs) / 1000)} s)`);
       this.hold(taskId, sha, since);
       return undefined;
     });
@@ -221,7 +222,7 @@ export class RemoteClaims {
   /** A claim commit: an empty tree, and who holds the task since when, renewed now. */
   private async commit(taskId: string, since: number): Promise<string> {
     this.tree ??= (await this.o.main.raw(['hash-object', '-w', '-t', 'tree', '/dev/null'])).trim();
-    const data = { task: taskId, ...this.o.me, since, renewedAt: this.o.now() };
+    const data = { task: taskId, ...this.o.me, since, renewedAt: this.o.now(), leaseMs: this.o.leaseMs };
     return (await this.o.main.raw(['commit-tree', this.tree, '-m', `${SUBJECT}${JSON.stringify(data)}`])).trim();
   }
 }

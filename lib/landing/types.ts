@@ -16,6 +16,8 @@ export interface Claim {
   /** When the run first claimed it, and last renewed it (epoch ms, the holder's clock). */
   since: number;
   renewedAt: number;
+  /** The holder's --lease: how long its claim lives unrenewed (absent in a claim that does not say). */
+  leaseMs?: number;
   /** The claim's ref on the remote and the commit it points at (what a takeover must find there). */
   ref: string;
   sha: string;

@@ -91,6 +91,22 @@ describe('claims on the remote', () => {
   });
 });
 
+describe('a claim carries its holder\'s lease', () => {
+  it('a host with a shorter --lease judges another host\'s claim by that host\'s lease, not its own', async () => {
+    const root = hosts(1, 60_000);
+    const [long] = root.clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    await long!.claims.claim('T001', undefined);
+    long!.claims.forget('T001');
+    const seen = await long!.seen('T001');
+    expect(seen!.leaseMs).toBe(60_000);
+    const { isExpired } = await import('../../../lib/landing/claims.ts');
+    // 10 s later: past a 5 s lease, well within the holder's 60 s.
+    expect(isExpired(seen!, 5_000, seen!.renewedAt + 10_000)).toBe(false);
+    expect(isExpired(seen!, 5_000, seen!.renewedAt + 61_000)).toBe(true);
+    expect(isExpired({ renewedAt: seen!.renewedAt }, 5_000, seen!.renewedAt + 10_000)).toBe(true);
+  });
+});
+
 describe('remote git output', () => {
   it('refPart keeps ref names valid for any branch or task id', () => {
     expect(refPart('feature/x')).toBe('feature%2Fx');
