@@ -60,13 +60,15 @@ export function pollMs(config: Config, looks: number): number {
 }
 
 /**
- * Several hosts: each host reads the startable tasks from another place of the list (by its id), so that
- * they seldom reach for the same task at once (a lost claim costs a push and a fetch); one host: as listed.
+ * Several hosts: each host reads the first `window` startable tasks from another place (by its id), so that
+ * hosts starting together seldom reach for the same task (a lost claim costs a push and a fetch), and the
+ * source's order (PRD priority) still holds beyond that window; one host: as listed.
  */
-export function spread<T>(tasks: readonly T[], hostId: string | undefined): readonly T[] {
-  if (hostId === undefined || tasks.length < 2) return tasks;
+export function spread<T>(tasks: readonly T[], hostId: string | undefined, window: number): readonly T[] {
+  const size = Math.min(tasks.length, window);
+  if (hostId === undefined || size < 2) return tasks;
   let hash = 0;
   for (const char of hostId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-  const shift = hash % tasks.length;
-  return [...tasks.slice(shift), ...tasks.slice(0, shift)];
+  const shift = hash % size;
+  return [...tasks.slice(shift, size), ...tasks.slice(0, shift), ...tasks.slice(size)];
 }

@@ -199,7 +199,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     // Nothing startable by the parallel rules while nothing runs (a dependency written out of order): the
     // source's own next task goes, alone.
     if (candidates.length === 0 && running.size === 0) candidates = before.ready.slice(0, 1);
-    return spread(candidates, remote?.hostId).find((task) => !busy.has(task.id));
+    return spread(candidates, remote?.hostId, 2 * size).find((task) => !busy.has(task.id));
   };
 
   const record = (ended: Ended): void => {
