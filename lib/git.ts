@@ -255,6 +255,11 @@ export class Git {
   }
 }
 
+/** Whether `file` (repository-relative) is one of `roots` or inside one of them. */
+export function isUnder(file: string, roots: readonly string[]): boolean {
+  return roots.some((root) => file === root || file.startsWith(`${root.replace(/\/$/, '')}/`));
+}
+
 /** Adds patterns to .git/info/exclude (shared by every worktree) that are not there yet. */
 export async function excludeFromGit(git: Git, ...patterns: string[]): Promise<void> {
   const file = await git.gitPath('info/exclude');

@@ -1,7 +1,7 @@
 // Replaying a worker's commits (lib/landing: where tasks are claimed and landed, one host or several): one at a time (a lock), each commit replayed on the feature branch's
 // current head with its author and message, the source's state files left out, then the main worktree
 // fast-forwarded. A conflict is never left in a file: the replay is undone and the conflicting paths named.
-import type { Git } from '../git.ts';
+import { isUnder, type Git } from '../git.ts';
 
 /** Runs jobs one after another, in the order they asked; knows the feature branch's head between merges. */
 export class MergeLock {
@@ -75,9 +75,6 @@ function firstLine(text: string): string {
   return text.trim().split('\n')[0] ?? 'git cherry-pick failed';
 }
 
-export function isUnder(file: string, roots: readonly string[]): boolean {
-  return roots.some((root) => file === root || file.startsWith(`${root.replace(/\/$/, '')}/`));
-}
 
 /** A commit message with trailers, as ralph writes them. */
 export function commitText(message: string, trailers: Record<string, string>): string {

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import type { IterationRecord, RunStatus } from '../events.ts';
 import { DEFAULT_LEASE_MS } from '../landing/preflight.ts';
 import type { RemoteTarget } from '../landing/types.ts';
-import type { Snapshot } from '../sources/types.ts';
+import type { Snapshot, Task, WorkerSupport } from '../sources/types.ts';
 import type { Convergence } from './converge.ts';
 import type { LoopResult } from './loop.ts';
 
@@ -71,4 +71,16 @@ export function spread<T>(tasks: readonly T[], hostId: string | undefined, windo
   for (const char of hostId) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
   const shift = hash % size;
   return [...tasks.slice(shift, size), ...tasks.slice(0, shift), ...tasks.slice(size)];
+}
+
+/**
+ * The tasks a run would start first (the dry run says them), up to `parallel`, none that a live claim holds:
+ * what the loop picks for its idle workers (the source's order, or what may start side by side; several
+ * hosts: side by side even with one worker, read from this host's place), minus the other hosts' tasks.
+ */
+export function firstTasks(snapshot: Snapshot, workers: Pick<WorkerSupport, 'startable'>, parallel: number, held: ReadonlySet<string>, hostId?: string): Task[] {
+  let candidates = parallel > 1 || hostId !== undefined ? workers.startable(snapshot, []) : snapshot.ready;
+  // Nothing startable side by side (a dependency written out of order): the source's next task goes alone.
+  if (candidates.length === 0) candidates = snapshot.ready.slice(0, 1);
+  return spread(candidates, hostId, 2 * parallel).filter((task) => !held.has(task.id)).slice(0, parallel);
 }

@@ -7,7 +7,6 @@ import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from '../landing/preflight.t
 import type { RemoteTarget } from '../landing/types.ts';
 import { claimLines, liveClaims } from '../landing/view-text.ts';
 import { readRemoteClaims, remoteBranchHead, type ClaimView } from '../landing/view.ts';
-import type { Snapshot, Task, WorkerSupport } from '../sources/types.ts';
 import type { Prepared } from './prepare.ts';
 
 /** What `--json` says of the remote in a dry run. */
@@ -53,15 +52,4 @@ export async function lookAtRemote(prepared: Prepared, target: RemoteTarget, dep
   if (view.error) plan.error = view.error;
   lines.push(...claimLines(view, deps.now(), root).map((line) => `  ${line}`));
   return { lines, plan, held: liveClaims(view) };
-}
-
-/**
- * The tasks a run would start first, up to `parallel`, none that a live claim holds: what the loop picks
- * for its idle workers (the source's order, or what may start side by side), minus the other hosts' tasks.
- */
-export function firstTasks(snapshot: Snapshot, workers: Pick<WorkerSupport, 'startable'>, parallel: number, held: ReadonlySet<string>): Task[] {
-  let candidates = parallel > 1 ? workers.startable(snapshot, []) : snapshot.ready;
-  // Nothing startable side by side (a dependency written out of order): the source's next task goes alone.
-  if (candidates.length === 0) candidates = snapshot.ready.slice(0, 1);
-  return candidates.filter((task) => !held.has(task.id)).slice(0, parallel);
 }

@@ -10,7 +10,8 @@ import { seatCommand, type Seat } from '../iteration/agent-roster.ts';
 import type { Command } from '../process/runner.ts';
 import type { BreakerLimits } from './breaker.ts';
 import { describeWaiting } from '../questions/index.ts';
-import { firstTasks, lookAtRemote, type RemotePlan } from './plan-remote.ts';
+import type { RemotePlan } from './plan-remote.ts';
+import { firstTasks } from './loop-end.ts';
 
 /** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
 export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {
@@ -32,7 +33,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
     try {
       const snapshot = await source.snapshot();
       // --remote: what the other hosts hold now is not this host's to start.
-      const look = prepared.remote ? await lookAtRemote(prepared, prepared.remote, deps) : undefined;
+      const look = prepared.remote ? await (await import('./plan-remote.ts')).lookAtRemote(prepared, prepared.remote, deps) : undefined;
       remote = look?.plan;
       ready = snapshot.ready;
       remaining = snapshot.remaining.length;
@@ -43,7 +44,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       if (ready.length > 0) {
         out.push('ready, in order:');
         ready.forEach((task, index) => out.push(`  ${index + 1}. ${task.id} ${task.title}`));
-        const first = firstTasks(snapshot, source.workers, config.parallel, look?.held ?? new Set());
+        const first = firstTasks(snapshot, source.workers, config.parallel, look?.held ?? new Set(), prepared.remote?.hostId);
         if (remote) {
           remote.first = first.map((task) => ({ id: task.id, title: task.title }));
           out.push(first.length > 0 ? `first tasks this host would take: ${first.map((task) => `${task.id} ${task.title}`).join('; ')}` : 'first tasks this host would take: none now: other hosts hold every task that may start; a real run waits and looks again');

@@ -4,8 +4,7 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
-import { excludeFromGit, Git } from '../git.ts';
-import { isUnder } from '../landing/replay.ts';
+import { excludeFromGit, Git, isUnder } from '../git.ts';
 
 export const WORKTREES_DIR = path.join('.ralph', 'worktrees');
 export const WORKER_BRANCH_PREFIX = 'ralph-worker/';

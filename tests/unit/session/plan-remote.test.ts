@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstTasks } from '../../../lib/session/plan-remote.ts';
+import { firstTasks } from '../../../lib/session/loop-end.ts';
 import type { Snapshot, Task } from '../../../lib/sources/types.ts';
 
 const task = (id: string): Task => ({ id, title: `Story ${id}` }) as Task;
@@ -20,4 +20,14 @@ describe('firstTasks', () => {
   ])('%s', (_name, ready, support, parallel, held, first) => {
     expect(firstTasks(snapshot(ready), support, parallel, new Set(held)).map((item) => item.id)).toEqual(first);
   });
+
+  it('several hosts: what may start side by side even with one worker, read from the place the loop reads it from', () => {
+    const ready = ['T1', 'T2', 'T3', 'T4'];
+    const picks = new Set(['h1-1a2b', 'h2-3c4d', 'h3-5e6f', 'h4-7081', 'h5-9293'].map((host) => firstTasks(snapshot(ready), workers, 1, new Set(), host)[0]!.id));
+    // Within the first 2×N (here 2) startable tasks, and not all hosts on the same one.
+    expect([...picks].every((id) => id === 'T1' || id === 'T2')).toBe(true);
+    expect(picks.size).toBe(2);
+    expect(firstTasks(snapshot(['T4', 'T1']), workers, 1, new Set(), 'h1-1a2b').map((item) => item.id)).toEqual(['T1']); // T4 may not start side by side
+  });
 });
+
