@@ -119,9 +119,10 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   const recordFailure = (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => lock.run(() => state.recordFailure(task, result, info));
 
   /** Keeps the work on a branch, shared with the other hosts when there are any. */
-  const keepShared = async (iteration: number): Promise<string | undefined> => {
+  const keepShared = async (iteration: number, unsafe?: readonly LeftOut[]): Promise<string | undefined> => {
     const kept = await keep(iteration);
-    return kept && dock.remote ? ((await dock.share(kept)) ?? kept) : kept;
+    // Never a branch whose commits hold what ralph never commits (a secret, a key): that one stays here.
+    return kept && dock.remote && !unsafe?.length ? ((await dock.share(kept)) ?? kept) : kept;
   };
 
   const merge = async (landing: Landing, own: string | undefined, agentCommitted: boolean, early: Early | undefined): Promise<Landed> => {
@@ -213,8 +214,8 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     async land(landing: Landing): Promise<Landed> {
       const { task, info, result } = landing;
       if (result.kind === 'pass' && landing.unsafe) {
-        // Replaying the agent's commits would be ralph committing what they hold: kept, not merged.
-        const kept = await keepShared(info.iteration);
+        // Replaying the agent's commits would be ralph committing what they hold: kept (in this clone), not merged.
+        const kept = await keep(info.iteration);
         const reason = `not merged: the agent's own commits add ${landing.unsafe.map(describeLeftOut).join('; ')}; the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again`;
         await recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
         return { kept, head: tree.base, reason, refused: true, leftOut: takeLeftOut() };
@@ -233,7 +234,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         if (!landed.conflict && tree.base) await tree.git.raw(['reset', '--hard', tree.base]);
         return { ...landed, leftOut: takeLeftOut() };
       }
-      const kept = await keepShared(info.iteration);
+      const kept = await keepShared(info.iteration, landing.unsafe);
       await recordFailure(task, result, info);
       return { kept, head: tree.base, leftOut: takeLeftOut() };
     },

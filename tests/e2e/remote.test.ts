@@ -190,4 +190,24 @@ describe('--remote: several hosts on one feature', () => {
     expect(silent.stderr).toMatch(/--remote nobody \(git:\/\/127\.0\.0\.1:\d+\/missing\.git\) does not answer: fatal: unable to connect/);
     expect(agentCalls(two)).toHaveLength(0);
   }, 120_000);
+
+  it("an agent's own commit of an environment file: not landed, and its kept branch stays in this clone, never pushed", async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, prdStories(1));
+    scenario(sandbox, [
+      { match: 'Task: **US-001**', steps: [{ write: { '.env': 'TOKEN=abc123\n', 'story.txt': 'story\n' }, after: [['git', 'add', '.env', 'story.txt'], ['git', 'commit', '-qm', 'story with env']], lines: [report('completed')] }] },
+    ]);
+    cluster = await makeHosts(sandbox, 1);
+    const [host] = cluster.hosts as [Sandbox];
+    const result = await runRalph(host, ['--remote', 'origin', '--max-iterations', '1', ...FAST]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/not merged: the agent's own commits add \.env \(an environment file: never committed by ralph\); the work is kept on branch (ralph-kept\/\S+) and the task runs again/);
+    const branch = /kept on branch (ralph-kept\/\S+) and/.exec(result.stderr)![1]!;
+    expect(execFileSync('git', ['show', `${branch}:.env`], { cwd: host.repo, encoding: 'utf8' })).toBe('TOKEN=abc123\n');
+    // Nothing of it on the remote: no kept branch, no object of the agent's commit reachable there.
+    expect(cluster.remote(['for-each-ref', 'refs/heads/ralph-kept/'])).toBe('');
+    expect(cluster.remote(['log', '--all', '--format=%s'])).not.toMatch(/story with env/);
+    expect(cluster.remote(['for-each-ref', 'refs/ralph/'])).toBe('');
+  }, 120_000);
 });
+
