@@ -4,12 +4,14 @@
 // server refuses it when another host landed first (the caller replays on the new head and tries again) or
 // when the claim is not this run's any more. A remote that does not answer is waited for, with backoff, up
 // to --remote-wait; then the run stops and says what is kept where.
+import type { Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
-import { RalphError, RemoteUnreachableError } from '../errors.ts';
+import { ClaimLostError, RalphError, RemoteUnreachableError } from '../errors.ts';
 import type { Git } from '../git.ts';
 import { backoffDelays } from '../retry.ts';
 import { RemoteClaims, type Holder } from './claims.ts';
 import { mustWork, noAnswer, pushLines, remoteGit, type RemoteGit } from './remote-git.ts';
+import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
 import type { Claim, Dock, Published, RemoteTarget } from './types.ts';
 
@@ -36,6 +38,19 @@ export interface RemoteDock extends Dock {
    * at its head (fast-forwarded, or its own new commits pushed); one message per thing done.
    */
   join(): Promise<string[]>;
+}
+
+/** The run's dock on the remote `target`, joined (./remote.ts join()): what it did said through `info`. */
+export async function joinRemote(o: { main: Git; root: string; target: RemoteTarget; config: Config; run: string; deps: Deps; signal: AbortSignal; warn: (message: string) => void; info: (message: string) => void }): Promise<RemoteDock> {
+  const dock = remoteDock({
+    ...o,
+    me: { host: o.target.host, clone: o.root, run: o.run, pid: process.pid },
+    leaseMs: (o.config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS,
+    waitMs: (o.config.extra.get('remote-wait') as number | undefined) ?? DEFAULT_REMOTE_WAIT_MS,
+    head: await o.main.head(),
+  });
+  for (const message of await dock.join()) o.info(message);
+  return dock;
 }
 
 export function remoteDock(o: RemoteOptions): RemoteDock {
@@ -154,8 +169,8 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       lock.published = to;
     },
 
-    async claim(taskId) {
-      if (!refs) return undefined;
+    async claim(taskId, seenAt, isOpen) {
+      if (!refs) return;
       const seen = (await refs.read()).find((claim) => claim.task === taskId);
       try {
         if (!(refs.holds(taskId) && seen && refs.isMine(seen))) await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
@@ -163,7 +178,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         look = undefined; // the claims this clone saw are out of date: the next look fetches
         throw error;
       }
-      return fetch();
+      if ((await fetch()) === seenAt) return;
+      await lock.run(() => this.target());
+      if (!(await isOpen())) throw new ClaimLostError(`${taskId} was just landed by another host`);
     },
 
     lost: (taskId) => refs?.lostReason(taskId),

@@ -60,10 +60,11 @@ export interface Dock {
   /**
    * Claims a task before a worker starts it, against the claims the last target() fetched (the server
    * decides: a claim made since makes this one fail); throws ClaimLostError when another run holds it.
-   * Returns the shared head right after the claim (refs claims): when it is not the head the caller's
-   * snapshot was taken at, the caller looks again, since a task landed just before the claim is done.
+   * `seenAt` is the shared head the caller's snapshot was read at: when the head moved since, the main
+   * worktree goes there and `isOpen()` must still say yes, since a task landed just before the claim (its
+   * claim released in the same push) is done, not to redo.
    */
-  claim(taskId: string): Promise<string | undefined>;
+  claim(taskId: string, seenAt: string | undefined, isOpen: () => Promise<boolean>): Promise<void>;
   /** Why this run's claim of `taskId` is not its own any more (a renewal found it taken over); else undefined. */
   lost(taskId: string): string | undefined;
   /** Lets go of a claim (a failed, abandoned or interrupted task); nothing when none is held. */

@@ -22,7 +22,6 @@ import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
-import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from '../landing/preflight.ts';
 import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
 import type { Handover } from '../pr/index.ts';
 import { questionsAtStart, questionSummaries } from '../questions/index.ts';
@@ -180,19 +179,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commitOn) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
-      const dock = prepared.remote ? (await import('../landing/remote.ts')).remoteDock({
-        main: git,
-        target: prepared.remote,
-        me: { host: prepared.remote.host, clone: root, run: sessionId, pid: process.pid },
-        leaseMs: (config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS,
-        waitMs: (config.extra.get('remote-wait') as number | undefined) ?? DEFAULT_REMOTE_WAIT_MS,
-        deps,
-        signal,
-        warn,
-        info: (message) => bus.emit({ type: 'info', message }),
-        head: await git.head(),
-      }) : undefined;
-      if (dock) for (const message of await dock.join()) bus.emit({ type: 'info', message });
+      const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,

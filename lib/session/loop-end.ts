@@ -3,7 +3,7 @@
 import type { Config } from '../config.ts';
 import type { IterationRecord, RunStatus } from '../events.ts';
 import { DEFAULT_LEASE_MS } from '../landing/preflight.ts';
-import type { RemoteTarget } from '../landing/types.ts';
+import type { Dock, RemoteTarget } from '../landing/types.ts';
 import type { Snapshot, Task, WorkerSupport } from '../sources/types.ts';
 import type { Convergence } from './converge.ts';
 import type { LoopResult } from './loop.ts';
@@ -83,4 +83,27 @@ export function firstTasks(snapshot: Snapshot, workers: Pick<WorkerSupport, 'sta
   // Nothing startable side by side (a dependency written out of order): the source's next task goes alone.
   if (candidates.length === 0) candidates = snapshot.ready.slice(0, 1);
   return spread(candidates, hostId, 2 * parallel).filter((task) => !held.has(task.id)).slice(0, parallel);
+}
+
+/** What a host sees of the others before it picks: the shared head, the tasks they hold. */
+export interface HostsLook {
+  /** The shared head the main worktree is at now (several hosts). */
+  at?: string;
+  /** Tasks live claims of other runs hold. */
+  elsewhere: Set<string>;
+  /** Whether other hosts hold what is left, so that nothing to start here means wait, not stuck. */
+  othersHold(snapshot: Snapshot, runningHere: number): boolean;
+}
+
+/**
+ * Several hosts: the main worktree at the remote's head (a look under a second old, such as the landing
+ * that just ended, is current enough: a claim is checked against the head anyway) and the other runs'
+ * claims. Beads claims in its shared database: a bead in progress while nothing runs here is another host's.
+ */
+export async function lookAtHosts(dock: Dock | undefined): Promise<HostsLook> {
+  if (!dock?.remote) return { elsewhere: new Set(), othersHold: () => false };
+  const at = await dock.lock.run(() => dock.target(1_000));
+  const elsewhere = new Set((await dock.elsewhere()).keys());
+  const database = dock.remote.claims === 'database';
+  return { at, elsewhere, othersHold: (snapshot, runningHere) => elsewhere.size > 0 || (database && runningHere === 0 && snapshot.remaining.some((task) => task.status === 'in_progress')) };
 }

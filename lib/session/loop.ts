@@ -28,7 +28,7 @@ import type { Reviewer } from '../iteration/review.ts';
 import type { Dock } from '../landing/types.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
-import { endLoop, pollMs, spread } from './loop-end.ts';
+import { endLoop, lookAtHosts, pollMs, spread } from './loop-end.ts';
 import { Reruns } from './reruns.ts';
 import { describeWaiting } from '../questions/index.ts';
 
@@ -75,7 +75,6 @@ export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs'
 
 type Ended = { slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown };
 
-
 /** The loop: snapshot, decide, start iterations on idle workers, record each as it ends; until done or a limit. */
 export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const { source, bus } = ctx;
@@ -95,12 +94,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let costUsd = 0;
   let started = 0; // iterations started, for the budget
   let numbered = 0; // iterations numbered (a lost claim is started, not numbered)
-  /** Set when the run must end as failed once the iterations under way have ended. */
-  let failure: string | undefined;
+  let failure: string | undefined; // set when the run must end as failed once the iterations under way have ended
   let firstError: unknown;
   let lastSnapshot: Snapshot | undefined;
-  /** Tasks done on the shared head when this run first looked (several hosts: the others' count is the rest). */
-  let doneAtStart: number | undefined;
+  let doneAtStart: number | undefined; // tasks done when this run first looked (several hosts: who landed what)
   const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult =>
     endLoop({ status, exitCode, message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart });
 
@@ -109,8 +106,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   // HEAD as the next iteration starts: read once, then carried from each iteration's end (one worker) or
   // published by each merge (several).
   let head = await ctx.git.head();
-  // Several workers: where they land (this host's branch, or the remote's) and the worktree workspaces,
-  // whose modules load only then.
+  // Several workers: where they land (this host's branch, or the remote's), the worktrees; loaded only then.
   const several = single ? undefined : await (async () => {
     const [{ localDock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('../landing/local.ts'), import('./worker.ts')]);
     return { dock: ctx.dock ?? localDock(ctx.git, head), worktreeWorkspace, closeWorkers };
@@ -132,8 +128,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const idle: number[] = Array.from({ length: size }, (_, index) => index + 1);
   const running = new Map<number, { task: Task; ended: Promise<Ended> }>();
   const reruns = new Reruns();
-  let looks = 0;
-  let at: string | undefined; // several hosts: the shared head of the last look // looks in a row at the remote with nothing to start (several hosts): each waits longer
+  let looks = 0; // looks in a row at the remote with nothing to start (several hosts): each waits longer
+  let at: string | undefined; // several hosts: the shared head of the last look
 
   /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
   const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
@@ -155,15 +151,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
           number();
           workspace = inPlace;
         } else {
-          // Another host may hold it: the remote decides (ClaimLostError: picking another task). Claimed,
-          // the shared head is read again: a host that landed it just before released it in the same push.
-          if (remote) {
-            const now = await dock!.claim(task.id);
-            if (now !== undefined && now !== seenAt) {
-              await dock!.lock.run(() => dock!.target());
-              if (!(await source.snapshot()).remaining.some((open) => open.id === task.id)) throw new ClaimLostError(`${task.id} was just landed by another host`);
-            }
-          }
+          // Another host may hold it: the remote decides (ClaimLostError: picking another task).
+          if (remote) await dock!.claim(task.id, seenAt, async () => (await source.snapshot()).remaining.some((open) => open.id === task.id));
           number();
           const worker = await workerFor(slot);
           info.head = await worker.prepare(task.id);
@@ -258,13 +247,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       if (steer?.stop && running.size === 0) return finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
       if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
         // Several hosts: the main worktree at the remote's head first, so the source shows what they landed.
-        // (A look under a second old, such as the landing that just ended, is current enough: a claim is
-        // checked against the head anyway.)
-        if (remote) at = await dock!.lock.run(() => dock!.target(1_000));
-        const elsewhere = new Set(remote ? (await dock!.elsewhere()).keys() : []);
+        const look = await lookAtHosts(remote ? dock : undefined);
+        at = look.at;
         const before = await source.snapshot();
-        // Beads claims in its shared database: a bead in progress while nothing runs here is another host's.
-        const othersHold = elsewhere.size > 0 || (remote?.claims === 'database' && running.size === 0 && before.remaining.some((task) => task.status === 'in_progress'));
+        const othersHold = look.othersHold(before, running.size);
         doneAtStart ??= before.done.length;
         lastSnapshot = before;
         if (running.size === 0) {
@@ -282,7 +268,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
           if (next.kind === 'limit') return finish('limit_reached', ExitCode.limit, `${describeLimit()} with ${describeTasksLeft(before.remaining.length, before.skipped?.map((task) => task.id))}`, before);
         }
         while (idle.length > 0 && mayStart()) {
-          const task = pick(before, elsewhere);
+          const task = pick(before, look.elsewhere);
           if (!task) break;
           start(task, idle.shift()!, before);
           looks = 0;
