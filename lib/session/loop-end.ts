@@ -59,6 +59,11 @@ export function pollMs(config: Config, looks: number): number {
   return Math.min(cap, 250 * 2 ** Math.min(looks, 10));
 }
 
+/** How many of the first startable tasks a host with `workers` workers spreads over: none with one worker. */
+export function spreadWindow(workers: number): number {
+  return workers > 1 ? 2 * workers : 1;
+}
+
 /**
  * Several hosts: each host reads the first `window` startable tasks from another place (by its id), so that
  * hosts starting together seldom reach for the same task (a lost claim costs a push and a fetch), and the
@@ -82,7 +87,7 @@ export function firstTasks(snapshot: Snapshot, workers: Pick<WorkerSupport, 'sta
   let candidates = parallel > 1 || hostId !== undefined ? workers.startable(snapshot, []) : snapshot.ready;
   // Nothing startable side by side (a dependency written out of order): the source's next task goes alone.
   if (candidates.length === 0) candidates = snapshot.ready.slice(0, 1);
-  return spread(candidates, hostId, 2 * parallel).filter((task) => !held.has(task.id)).slice(0, parallel);
+  return spread(candidates, hostId, spreadWindow(parallel)).filter((task) => !held.has(task.id)).slice(0, parallel);
 }
 
 /** What a host sees of the others before it picks: the shared head, the tasks they hold. */

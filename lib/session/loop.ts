@@ -28,7 +28,7 @@ import type { Reviewer } from '../iteration/review.ts';
 import type { Dock } from '../landing/types.ts';
 import { count, describeTasksLeft } from '../tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
-import { endLoop, lookAtHosts, pollMs, spread } from './loop-end.ts';
+import { endLoop, lookAtHosts, pollMs, spread, spreadWindow } from './loop-end.ts';
 import { Reruns } from './reruns.ts';
 import { describeWaiting } from '../questions/index.ts';
 
@@ -188,7 +188,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     // Nothing startable by the parallel rules while nothing runs (a dependency written out of order): the
     // source's own next task goes, alone.
     if (candidates.length === 0 && running.size === 0) candidates = before.ready.slice(0, 1);
-    return spread(candidates, remote?.hostId, 2 * size).find((task) => !busy.has(task.id));
+    return spread(candidates, remote?.hostId, spreadWindow(size)).find((task) => !busy.has(task.id));
   };
 
   const record = (ended: Ended): void => {

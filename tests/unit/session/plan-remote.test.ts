@@ -21,13 +21,16 @@ describe('firstTasks', () => {
     expect(firstTasks(snapshot(ready), support, parallel, new Set(held)).map((item) => item.id)).toEqual(first);
   });
 
-  it('several hosts: what may start side by side even with one worker, read from the place the loop reads it from', () => {
+  it('several hosts: what may start side by side even with one worker; two workers or more read it from a place of their own', () => {
     const ready = ['T1', 'T2', 'T3', 'T4'];
-    const picks = new Set(['h1-1a2b', 'h2-3c4d', 'h3-5e6f', 'h4-7081', 'h5-9293'].map((host) => firstTasks(snapshot(ready), workers, 1, new Set(), host)[0]!.id));
-    // Within the first 2×N (here 2) startable tasks, and not all hosts on the same one.
-    expect([...picks].every((id) => id === 'T1' || id === 'T2')).toBe(true);
-    expect(picks.size).toBe(2);
-    expect(firstTasks(snapshot(['T4', 'T1']), workers, 1, new Set(), 'h1-1a2b').map((item) => item.id)).toEqual(['T1']); // T4 may not start side by side
+    const hosts = ['h1-1a2b', 'h2-3c4d', 'h3-5e6f', 'h4-7081', 'h5-9293'];
+    // One worker: the source's order (T4 may not start side by side, so T1 after it).
+    for (const host of hosts) expect(firstTasks(snapshot(['T4', 'T1', 'T2']), workers, 1, new Set(), host).map((item) => item.id)).toEqual(['T1']);
+    const firsts = hosts.map((host) => firstTasks(snapshot(ready), workers, 2, new Set(), host).map((item) => item.id));
+    for (const first of firsts) expect(first.every((id) => ['T1', 'T2', 'T3'].includes(id)) && first.length === 2).toBe(true);
+    expect(new Set(firsts.map((first) => first.join())).size).toBeGreaterThan(1);
+    expect(firstTasks(snapshot(ready), workers, 2, new Set(['T1', 'T2']), 'h1-1a2b').map((item) => item.id)).toEqual(['T3']);
   });
+
 });
 
