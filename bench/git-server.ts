@@ -3,8 +3,8 @@
 // interrupted bench kills it with everything else it started; its --verbose log counts what it served.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
+import { answers, freePort } from '../tests/e2e/hosts.ts';
 import { runTimed } from './process.ts';
 import { linesOf, type BenchSandbox } from './sandbox.ts';
 
@@ -14,28 +14,6 @@ export interface GitServer {
   bare: string;
   /** Stops the daemon (again: nothing); the fetches (upload-pack) and pushes (receive-pack) it served. */
   stop(): Promise<{ fetches: number; pushes: number }>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** Serves `sandbox.repo` (as `feature.git`) until stop(); at most `limitMs`. */

@@ -14,7 +14,8 @@ export interface GitServer {
   start(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on now, on 127.0.0.1. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -25,7 +26,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function answers(port: number): Promise<boolean> {
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+export async function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.once('connect', () => {
