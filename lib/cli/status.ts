@@ -11,6 +11,7 @@ import { readStatusFile } from '../progress/status-file.ts';
 import { describeState, formatClock } from '../progress/describe.ts';
 import type { RunState, RunStatusFile } from '../progress/state.ts';
 import { createSource, detectSource } from '../sources/index.ts';
+import type { Task } from '../sources/types.ts';
 import { paint, useColor } from '../view/colour.ts';
 import { keptBranches } from '../session/worktrees.ts';
 import type { ParsedArgv } from './argv.ts';
@@ -33,6 +34,8 @@ export interface TaskCounts {
   skippedIds: string[];
   /** Remaining tasks set aside until a person answers their question. */
   waiting?: number;
+  /** Tasks in progress in the source itself and who holds them (beads: bd's claims, every host's). */
+  held?: Array<{ id: string; holder: string }>;
 }
 
 /** Everything `ralph status` knows; `--json` prints exactly this. */
@@ -103,6 +106,7 @@ async function loadTasks(root: string, parsed: ParsedArgv, deps: Deps, runSource
       skipped,
       skippedIds: (snapshot.skipped ?? []).map((task) => task.id),
       waiting: snapshot.waiting?.length ?? 0,
+      ...heldIn(snapshot.remaining),
     };
   } catch (error) {
     return { error: errorMessage(error) };
@@ -195,6 +199,7 @@ export function formatStatus(report: StatusReport, now: number, color = false): 
   const tasks = report.tasks;
   if (tasks && 'error' in tasks) lines.push(`tasks: cannot read the task source: ${tasks.error}`);
   else if (tasks) lines.push(`tasks (${tasks.source}, ${tasks.target}): ${tasks.done} done, ${tasks.remaining} remaining (${tasks.ready} ready${tasks.waiting ? `, ${tasks.waiting} waiting for an answer` : ''})${tasks.skipped ? `, ${tasks.skipped} skipped (${tasks.skippedIds.join(', ')})` : ''}, ${tasks.total} in all`);
+  if (tasks && !('error' in tasks) && tasks.held?.length) lines.push(`in progress in ${tasks.source}: ${tasks.held.map((item) => `${item.id} held by ${item.holder}`).join(', ')}`);
   if (report.remote) lines.push(...claimLines(report.remote, now, report.root));
   lines.push(...questionLines(report.questions, (iso) => ago(Math.max(0, now - Date.parse(iso)))));
   if (report.kept.length > 0) lines.push(`unmerged work kept on ${report.kept.length} branch${report.kept.length === 1 ? '' : 'es'} (look, then merge or delete): ${report.kept.join(', ')}`);
@@ -255,4 +260,10 @@ export async function statusCommand(parsed: ParsedArgv, deps: Deps, signal: Abor
     }
   }
   return 0;
+}
+
+/** Remaining tasks the source itself shows in progress with a holder (beads: the assignee of a claim). */
+function heldIn(remaining: readonly Task[]): { held?: Array<{ id: string; holder: string }> } {
+  const held = remaining.filter((task) => task.status === 'in_progress' && typeof task.meta?.assignee === 'string').map((task) => ({ id: task.id, holder: task.meta!.assignee as string }));
+  return held.length > 0 ? { held } : {};
 }

@@ -28,7 +28,7 @@ export function epicTitleForBranch(branch: string): string {
 }
 
 function toTask(issue: BdIssue): Task {
-  return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type } };
+  return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type, ...(issue.assignee ? { assignee: issue.assignee } : {}) } };
 }
 
 /** An expired claim of another host, offered as ready: `heldBy` tells claim() to take it over. */

@@ -226,6 +226,9 @@ describe('--remote under faults', () => {
     first.child.kill('SIGKILL');
     process.kill(Number(readFileSync(started, 'utf8')), 'SIGKILL');
     await first.done;
+    // Another host's status shows who holds the bead in bd (no ref claims with beads).
+    const status = await runRalph(host2, ['status', '--remote', 'origin']);
+    expect(status.stdout).toMatch(/\nin progress in beads: ws-9w6\.2 held by ralph-host1-[0-9a-f]{4}-w1\n/);
     const second = await runRalph(host2, ['--remote', 'origin', '--lease', '3s', '--json', ...QUICK]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/took over ws-9w6\.2 from ralph-host1-[0-9a-f]{4}-w1: its claim was not renewed/);
