@@ -179,8 +179,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         throw error;
       }
       if ((await fetch()) === seenAt) return;
-      await lock.run(() => this.target());
-      if (!(await isOpen())) throw new ClaimLostError(`${taskId} was just landed by another host`);
+      // Under the lock: a landing of this host's under way may show a tick it then takes back.
+      const open = await lock.run(async () => (await this.target(), await isOpen()));
+      if (!open) throw new ClaimLostError(`${taskId} was just landed by another host`);
     },
 
     lost: (taskId) => refs?.lostReason(taskId),

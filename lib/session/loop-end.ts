@@ -90,25 +90,28 @@ export function firstTasks(snapshot: Snapshot, workers: Pick<WorkerSupport, 'sta
   return spread(candidates, hostId, spreadWindow(parallel)).filter((task) => !held.has(task.id)).slice(0, parallel);
 }
 
-/** What a host sees of the others before it picks: the shared head, the tasks they hold. */
+/** What a host sees before it picks: the source, and of the other hosts the shared head and what they hold. */
 export interface HostsLook {
+  snapshot: Snapshot;
   /** The shared head the main worktree is at now (several hosts). */
   at?: string;
   /** Tasks live claims of other runs hold. */
   elsewhere: Set<string>;
   /** Whether other hosts hold what is left, so that nothing to start here means wait, not stuck. */
-  othersHold(snapshot: Snapshot, runningHere: number): boolean;
+  othersHold(runningHere: number): boolean;
 }
 
 /**
- * Several hosts: the main worktree at the remote's head (a look under a second old, such as the landing
- * that just ended, is current enough: a claim is checked against the head anyway) and the other runs'
- * claims. Beads claims in its shared database: a bead in progress while nothing runs here is another host's.
+ * The source's snapshot; several hosts: read under the merge lock with the main worktree at the remote's
+ * head (a landing under way may tick a task and then take the tick back, when another host landed first),
+ * with the other runs' claims. A look under a second old, such as the landing that just ended, is current
+ * enough: a claim is checked against the head anyway. Beads claims in its shared database: a bead in
+ * progress while nothing runs here is another host's.
  */
-export async function lookAtHosts(dock: Dock | undefined): Promise<HostsLook> {
-  if (!dock?.remote) return { elsewhere: new Set(), othersHold: () => false };
-  const at = await dock.lock.run(() => dock.target(1_000));
+export async function lookAtHosts(dock: Dock | undefined, read: () => Promise<Snapshot>): Promise<HostsLook> {
+  if (!dock?.remote) return { snapshot: await read(), elsewhere: new Set(), othersHold: () => false };
+  const [at, snapshot] = await dock.lock.run(async () => [await dock.target(1_000), await read()] as const);
   const elsewhere = new Set((await dock.elsewhere()).keys());
   const database = dock.remote.claims === 'database';
-  return { at, elsewhere, othersHold: (snapshot, runningHere) => elsewhere.size > 0 || (database && runningHere === 0 && snapshot.remaining.some((task) => task.status === 'in_progress')) };
+  return { at, snapshot, elsewhere, othersHold: (runningHere) => elsewhere.size > 0 || (database && runningHere === 0 && snapshot.remaining.some((task) => task.status === 'in_progress')) };
 }

@@ -247,10 +247,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       if (steer?.stop && running.size === 0) return finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
       if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && mayStart()))) {
         // Several hosts: the main worktree at the remote's head first, so the source shows what they landed.
-        const look = await lookAtHosts(remote ? dock : undefined);
+        const look = await lookAtHosts(remote ? dock : undefined, () => source.snapshot());
         at = look.at;
-        const before = await source.snapshot();
-        const othersHold = look.othersHold(before, running.size);
+        const before = look.snapshot;
+        const othersHold = look.othersHold(running.size);
         doneAtStart ??= before.done.length;
         lastSnapshot = before;
         if (running.size === 0) {

@@ -204,9 +204,13 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 
     async prepare(taskId: string) {
       currentTask = taskId;
-      const base = lock.published ?? (await main.head());
-      if (base) await worktrees.reset(tree, base, stateFiles());
-      return base;
+      const reset = async (): Promise<string | undefined> => {
+        const base = lock.published ?? (await main.head());
+        if (base) await worktrees.reset(tree, base, stateFiles());
+        return base;
+      };
+      // Several hosts: not beside a landing, whose state files may still take back a tick (another host first).
+      return dock.remote ? lock.run(reset) : reset();
     },
 
     keepLeftovers: (label) => keep(label),
