@@ -2,11 +2,11 @@
 // branch through a bare repository served by a real git daemon. Claims are refs on the remote; work lands
 // by replay and push.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { prdProject, prdStories, report, specKitProject, tick, TASKS_PATH } from './projects.ts';
-import { agentCalls, closeStep, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
+import { agentCalls, closeStep, FAKES, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
 import { beadsServer, independentEpic, makeHosts, type Hosts } from './hosts.ts';
 
 let sandbox: Sandbox | undefined;
@@ -209,5 +209,29 @@ describe('--remote: several hosts on one feature', () => {
     expect(cluster.remote(['log', '--all', '--format=%s'])).not.toMatch(/story with env/);
     expect(cluster.remote(['for-each-ref', 'refs/ralph/'])).toBe('');
   }, 120_000);
+
+  it('--pr with --remote: every landing is already a push; one pull request for the feature, opened once, ready when all is done', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    prdProject(sandbox, prdStories(4));
+    symlinkSync(path.join(FAKES, 'gh'), path.join(sandbox.bin, 'gh'));
+    sandbox.env.FAKE_GH_LOG = path.join(sandbox.root, 'gh.log');
+    sandbox.env.FAKE_GH_STATE = path.join(sandbox.root, 'gh-state.json');
+    scenario(sandbox, [1, 2, 3, 4].map((n) => ({ match: `Task: **US-00${n}**`, steps: [{ write: { [`story-${n}.txt`]: `story ${n}\n` }, workMs: 200, lines: [report('completed')] }] })));
+    cluster = await makeHosts(sandbox, 2);
+    // The remote's default branch, which the pull request goes into.
+    cluster.remote(['branch', 'main', cluster.remote(['rev-list', '--max-parents=0', 'ralph/demo']).trim()]);
+    cluster.remote(['symbolic-ref', 'HEAD', 'refs/heads/main']);
+    for (const host of cluster.hosts) for (const args of [['fetch', '-q', 'origin'], ['remote', 'set-head', 'origin', '--auto']]) execFileSync('git', args, { cwd: host.repo, env: host.env });
+    const results = await Promise.all(cluster.hosts.map((host) => runRalph(host, ['--remote', 'origin', '--pr', '--json', ...FAST])));
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    for (const result of results) expect(result.stderr).not.toMatch(/could not push/);
+    const calls = readFileSync(sandbox.env.FAKE_GH_LOG!, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { argv: string[] }).argv.slice(0, 2).join(' '));
+    expect(calls.filter((call) => call === 'pr create')).toHaveLength(1);
+    const state = JSON.parse(readFileSync(sandbox.env.FAKE_GH_STATE!, 'utf8')) as { prs: Array<{ head: string; base: string; isDraft: boolean }> };
+    expect(state.prs).toHaveLength(1);
+    expect(state.prs[0]).toMatchObject({ head: 'ralph/demo', base: 'main', isDraft: false });
+    const summaries = results.map((result) => JSON.parse(result.stdout));
+    expect(summaries.reduce((sum, summary) => sum + summary.remote.landedHere, 0)).toBe(4);
+  }, 180_000);
 });
 
