@@ -255,6 +255,21 @@ export class Git {
   }
 }
 
+/**
+ * git's own reason in a failed command's output, in one line: its first error or fatal line with the lines
+ * that go on from it (the files it names, the cause after "unable to connect to HOST:"), up to the next such
+ * line and without its advice; else its first line.
+ */
+export function gitReason(output: string, fallback = 'git failed'): string {
+  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
+  const said = (line: string): boolean => /^(?:error|fatal):/.test(line);
+  const at = lines.findIndex(said);
+  if (at < 0) return lines[0] ?? fallback;
+  const next = lines.findIndex((line, index) => index > at && said(line));
+  const more = lines.slice(at + 1, next < 0 ? undefined : next).filter((line) => !/^(?:please|aborting|hint:)/i.test(line)).slice(0, 5);
+  return [lines[at], ...more].join(' ');
+}
+
 /** Whether `file` (repository-relative) is one of `roots` or inside one of them. */
 export function isUnder(file: string, roots: readonly string[]): boolean {
   return roots.some((root) => file === root || file.startsWith(`${root.replace(/\/$/, '')}/`));

@@ -3,7 +3,7 @@
 // every race: a claim is created by a push that must find no such ref (`--force-with-lease=REF:`), renewed
 // and taken over by pushes that must find the very commit last seen there (compare-and-swap), and released
 // by a delete under the same condition, or together with the landing push (--atomic, see remote.ts).
-import type { Git } from '../git.ts';
+import { gitReason, type Git } from '../git.ts';
 import { ClaimLostError, RalphError } from '../errors.ts';
 import type { RemoteGit } from './remote-git.ts';
 import { noAnswer, pushLines } from './remote-git.ts';
@@ -132,7 +132,7 @@ export class RemoteClaims {
       const line = pushLines(result.stdout).find((item) => item.to === ref);
       if (result.exitCode !== 0 || !line || line.flag === '!') {
         if (line?.flag === '!') throw new ClaimLostError(`another host claimed ${taskId} first`);
-        throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${firstLine(result.stderr || result.stdout)}`);
+        throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${gitReason(result.stderr || result.stdout, 'git push failed')}`);
       }
       if (seen && !this.isMine(seen)) this.o.warn(`took over ${taskId} from ${describeHolder(seen)}: its claim was not renewed for ${Math.round((this.o.now() - seen.renewedAt) / 1000)} s (lease ${Math.round((seen.leaseMs ?? this.o.leaseMs) / 1000)} s)`);
       this.hold(taskId, sha, since);
@@ -233,8 +233,4 @@ export function describeHolder(claim: Claim): string {
 
 function clock(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-function firstLine(text: string): string {
-  return text.split('\n').map((line) => line.trim()).find(Boolean) ?? 'git push failed';
 }

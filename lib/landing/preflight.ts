@@ -5,7 +5,7 @@ import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import type { Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
-import type { Git } from '../git.ts';
+import { gitReason, type Git } from '../git.ts';
 import type { TaskSource } from '../sources/types.ts';
 import type { RemoteTarget } from './types.ts';
 
@@ -45,7 +45,7 @@ export async function remoteTarget(git: Git, config: Config, source: TaskSource,
   if (url.ok && deps) {
     const { remoteGit } = await import('./remote-git.ts');
     const listed = await remoteGit(deps, root)(['ls-remote', '--heads', name], 30_000);
-    if (listed.exitCode !== 0) found.push(`--remote ${name} (${url.output.trim()}) does not answer: ${firstLine(listed.stderr)}`);
+    if (listed.exitCode !== 0) found.push(`--remote ${name} (${url.output.trim()}) does not answer: ${gitReason(listed.stderr, 'git ls-remote failed')}`);
   }
   problems.push(...found);
   if (found.length > 0 || !branch || typeof state === 'object') return undefined;
@@ -69,11 +69,4 @@ export function hostId(name: string, root: string): string {
   }
   const tag = createHash('sha1').update(real).digest('hex').slice(0, 4);
   return `${name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'host'}-${tag}`;
-}
-
-/** git's first line (with the next one when it ends with a colon, as "unable to connect to HOST:" does). */
-function firstLine(text: string): string {
-  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
-  if (lines.length === 0) return 'git ls-remote failed';
-  return lines[0]!.endsWith(':') && lines[1] ? `${lines[0]} ${lines[1]}` : lines[0]!;
 }

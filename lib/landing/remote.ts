@@ -7,7 +7,7 @@
 import type { Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { ClaimLostError, RalphError, RemoteUnreachableError } from '../errors.ts';
-import type { Git } from '../git.ts';
+import { gitReason, type Git } from '../git.ts';
 import { backoffDelays } from '../retry.ts';
 import { RemoteClaims, type Holder } from './claims.ts';
 import { mustWork, noAnswer, pushLines, remoteGit, type RemoteGit } from './remote-git.ts';
@@ -31,8 +31,6 @@ export interface RemoteOptions {
 
 export interface RemoteDock extends Dock {
   readonly remote: RemoteTarget;
-  /** The remote's claims as last fetched (for status and the dry run). */
-  claims(): Promise<Claim[]>;
   /**
    * At the start of a run: the branch on the remote (pushed there by the first host), this clone's branch
    * at its head (fast-forwarded, or its own new commits pushed); one message per thing done.
@@ -90,6 +88,19 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     }
   };
 
+  /** The main worktree fast-forwarded to `head`; why not, when git refused (the user's changes in the way). */
+  const forward = async (head: string): Promise<string | undefined> => {
+    const moved = await main.attempt(['merge', '--ff-only', '--no-stat', head]);
+    return moved.ok ? undefined : gitReason(moved.output);
+  };
+
+  /** This clone's `sha` pushed as the feature branch (never forced): git's porcelain line for it. */
+  const pushBranch = async (sha: string): Promise<{ ok: boolean; why: string }> => {
+    const pushed = await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:refs/heads/${target.branch}`]));
+    const line = pushLines(pushed.stdout).find((item) => item.to === `refs/heads/${target.branch}`);
+    return { ok: pushed.exitCode === 0 && line?.flag !== '!', why: line?.summary ?? noAnswer(pushed) ?? gitReason(pushed.stderr, 'git push failed') };
+  };
+
   /** Fetches the branch and the claims; the remote head. */
   const fetch = (): Promise<string> =>
     reach(`fetching ${target.name}/${target.branch}`, async () => {
@@ -121,8 +132,8 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       if (mine && !(await main.contains(head, mine))) {
         throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
       }
-      const forward = await main.attempt(['merge', '--ff-only', '--no-stat', head]);
-      if (!forward.ok) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${gitReason(forward.output)}; commit or stash what is in the way`);
+      const why = await forward(head);
+      if (why) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${why}; commit or stash what is in the way`);
       lock.published = head;
       return head;
     },
@@ -159,7 +170,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         // The server found a ref moved under the push (another host's landing or takeover in between): it
         // refused the whole atomic push; the next round sees what moved.
         if (lines.some((line) => line.flag === '!' && /atomic transaction failed|cannot lock ref|failed to update ref/.test(line.summary))) return { kind: 'moved' };
-        throw new RalphError(`${target.name} refused the landing of ${taskId}: ${branchLine?.summary ?? pushed.stderr.trim().split('\n')[0] ?? 'git push failed'}`);
+        throw new RalphError(`${target.name} refused the landing of ${taskId}: ${branchLine?.summary ?? gitReason(pushed.stderr, 'git push failed')}`);
       };
       return refs ? refs.serial(job) : job();
     },
@@ -202,7 +213,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     async share(branch) {
       const result = await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `refs/heads/${branch}:refs/heads/${branch}`]));
       if (result.exitCode === 0) return `${target.name}/${branch}`;
-      o.warn(`could not push the kept branch ${branch} to ${target.name}: ${(noAnswer(result) ?? result.stderr.trim().split('\n')[0]) || 'git push failed'}; it is in this clone only`);
+      o.warn(`could not push the kept branch ${branch} to ${target.name}: ${noAnswer(result) ?? gitReason(result.stderr, 'git push failed')}; it is in this clone only`);
       return undefined;
     },
 
@@ -216,16 +227,15 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         return why ? { noAnswer: why } : { value: mustWork(result, `git ls-remote ${target.name}`) };
       });
       if (!listed.trim()) {
-        const created = await git(['push', '--porcelain', '--no-verify', target.name, `${mine}:refs/heads/${target.branch}`]);
-        mustWork(created, `git push ${target.name} ${target.branch}`);
+        const created = await pushBranch(mine);
+        if (!created.ok) throw new RalphError(`could not create ${target.name}/${target.branch}: ${created.why}`);
         messages.push(`${target.name} had no branch ${target.branch}: created it at ${mine.slice(0, 12)} (this clone's)`);
       }
       const head = await fetch();
       if (head !== mine && (await main.contains(mine, head))) {
         // This clone's own commits on the branch go to the remote first: every host starts from them.
-        const pushed = await git(['push', '--porcelain', '--no-verify', target.name, `${mine}:refs/heads/${target.branch}`]);
-        const line = pushLines(pushed.stdout).find((item) => item.to === `refs/heads/${target.branch}`);
-        if (pushed.exitCode !== 0 || line?.flag === '!') throw new RalphError(`could not push this clone's ${target.branch} (${mine.slice(0, 12)}) to ${target.name}: ${line?.summary ?? pushed.stderr.trim().split('\n')[0]}`);
+        const pushed = await pushBranch(mine);
+        if (!pushed.ok) throw new RalphError(`could not push this clone's ${target.branch} (${mine.slice(0, 12)}) to ${target.name}: ${pushed.why}`);
         messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}`);
         lock.published = mine;
         return messages;
@@ -233,10 +243,6 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       const at = await lock.run(() => this.target());
       if (at && at !== mine) messages.push(`this clone's ${target.branch} moved to ${target.name}'s head ${at.slice(0, 12)}`);
       return messages;
-    },
-
-    async claims() {
-      return refs ? refs.read() : [];
     },
 
     async close() {
@@ -251,20 +257,11 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       const head = (await main.raw(['rev-parse', '--verify', tracking])).trim();
       const mine = await main.head();
       if (mine !== head && mine && (await main.contains(head, mine))) {
-        const forward = await main.attempt(['merge', '--ff-only', '--no-stat', head]);
-        if (!forward.ok) messages.push(`could not bring this clone to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${gitReason(forward.output)}`);
+        const why = await forward(head);
+        if (why) messages.push(`could not bring this clone to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${why}`);
       }
       return messages;
     },
   };
 }
 
-
-/** git's own reason in a failed command's output: its error or fatal line with what it names, else its first line. */
-function gitReason(output: string): string {
-  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
-  const at = lines.findIndex((line) => /^(?:error|fatal):/.test(line));
-  if (at < 0) return lines[0] ?? 'git failed';
-  const named = lines.slice(at + 1).filter((line) => !/^(?:please|aborting|hint:)/i.test(line)).slice(0, 5);
-  return [lines[at], ...named].join(' ');
-}

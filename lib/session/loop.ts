@@ -199,8 +199,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       // A stop ended this iteration's usage-limit wait: nothing to record, and the others finish their own.
       if (ended.error instanceof StopRequestedError) return;
       if (ended.error instanceof ClaimLostError) {
-        if (remote) started -= 1; // several hosts reach for the same tasks all the time: no budget spent
-        // Several hosts reach for the same task all the time: that is how they share the work, no warning.
+        // Several hosts reach for the same task all the time: that is how they share the work (no budget
+        // spent, no warning).
+        if (remote) started -= 1;
         bus.emit({ type: remote ? 'info' : 'warning', message: `${errorMessage(ended.error)}; picking another task` });
         return;
       }
@@ -297,4 +298,3 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     if (remote) for (const message of await dock!.close().catch((error: unknown) => [`could not close the remote claims: ${errorMessage(error)}`])) bus.emit({ type: 'warning', message });
   }
 }
-

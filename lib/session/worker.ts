@@ -5,7 +5,7 @@
 import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
 import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
 import { matchesAny } from '../iteration/work-state.ts';
-import type { Git } from '../git.ts';
+import { gitReason, type Git } from '../git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';
@@ -40,7 +40,6 @@ interface Early {
   original: string;
   replay: Replay;
 }
-
 
 /** How an iteration whose work could not be merged is described. */
 export function conflictReason(paths: readonly string[], kept: string | undefined): string {
@@ -118,6 +117,11 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   /** state.recordFailure under the merge lock. */
   const recordFailure = (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => lock.run(() => state.recordFailure(task, result, info));
 
+  /** The worktree back at the agent's own work (`original`), after a replay onto a head it did not land on. */
+  const backTo = async (original: string | undefined): Promise<void> => {
+    if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+  };
+
   /** Keeps the work on a branch, shared with the other hosts when there are any. */
   const keepShared = async (iteration: number, unsafe?: readonly LeftOut[]): Promise<string | undefined> => {
     const kept = await keep(iteration);
@@ -126,15 +130,17 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   };
 
   const merge = async (landing: Landing, own: string | undefined, agentCommitted: boolean, early: Early | undefined): Promise<Landed> => {
-    const original = early?.original ?? (await tree.git.head());
-    const before = await main.head();
+    // What to go back to when a round does not land: the agent's work, and (several hosts) the clone's head.
+    // One host lands in one round, so it asks git neither (a replay that conflicts undoes itself).
+    const original = early?.original ?? (dock.remote ? await tree.git.head() : undefined);
+    const before = dock.remote ? await main.head() : undefined;
     try {
       return await landOn(landing, own, agentCommitted, original, early);
     } catch (error) {
       if (!(error instanceof RemoteUnreachableError)) throw error;
       // The remote stayed silent past --remote-wait: this clone goes back to what it had, the work to a branch.
       if (before && (await main.head()) !== before) await main.raw(['reset', '--keep', before]);
-      if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+      await backTo(original);
       const kept = await keep(landing.info.iteration);
       throw new RemoteUnreachableError(`${error.message}: the work of ${landing.task.id} (iteration ${landing.info.iteration}) is kept${kept ? ` on branch ${kept}` : ''} in this clone; run ralph again once the remote answers`);
     }
@@ -143,7 +149,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined): Promise<Landed> => {
     let ready = early;
     const refuse = async (why: string, target: string, iteration: number): Promise<Landed> => {
-      if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+      await backTo(original);
       const kept = await keepShared(iteration);
       return { kept, head: target, refused: true, reason: `not landed: ${why}; the work is kept${kept ? ` on branch ${kept}` : ''}` };
     };
@@ -157,18 +163,18 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (ready && ready.target === target) replay = ready.replay;
       else {
         // The branch moved since: the worktree goes back to the agent's work and is rebased again.
-        if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+        await backTo(original);
         replay = await rebase(target, own, agentCommitted);
       }
       ready = undefined;
       let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
       if (!('conflict' in replay) && replay.head !== target) {
         const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
-        if (!forward.ok) conflict = [`the main worktree (${whyFailed(forward.output, 'git merge --ff-only failed')})`];
+        if (!forward.ok) conflict = [`the main worktree (${gitReason(forward.output, 'git merge --ff-only failed')})`];
       }
       if (conflict) {
         // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
-        if (original && (await tree.git.head()) !== original) await tree.git.raw(['reset', '--hard', original]);
+        await backTo(original);
         const kept = await keepShared(info.iteration);
         const reason = conflictReason(conflict, kept);
         if (dock.remote) await dock.rewind(target);
@@ -243,12 +249,6 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       return { kept, head: tree.base, leftOut: takeLeftOut() };
     },
   };
-}
-
-/** git's own reason in a failed command's output: its error or fatal line, else its first line. */
-function whyFailed(output: string, fallback: string): string {
-  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
-  return lines.find((line) => /^(?:error|fatal):/.test(line)) ?? lines[0] ?? fallback;
 }
 
 /** At the end of a run: what each worker could not merge (an interruption) is kept on a branch; then the worktrees go. */

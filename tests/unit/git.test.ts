@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Git, parseStatusV2 } from '../../lib/git.ts';
+import { Git, gitReason, parseStatusV2 } from '../../lib/git.ts';
 import { tempDir } from '../support/temp.ts';
 
 describe('parseStatusV2', () => {
@@ -96,5 +96,15 @@ describe('Git against a real repository', () => {
     writeFileSync(path.join(hooks, 'post-commit'), '#!/bin/sh\n', { mode: 0o755 });
     execFileSync('git', ['config', 'core.hooksPath', hooks], { cwd: other });
     expect(await new Git(other).commitHooks()).toBe(true);
+  });
+});
+
+describe('gitReason', () => {
+  it("git's own reason in one line: the error with what it names, up to the next error, without advice", () => {
+    expect(gitReason('Updating a..b\nerror: Your local changes to the following files would be overwritten by merge:\n\tprd.json\nPlease commit your changes or stash them before you merge.\nAborting\n')).toBe('error: Your local changes to the following files would be overwritten by merge: prd.json');
+    expect(gitReason('fatal: unable to connect to 127.0.0.1:\n127.0.0.1[0: 127.0.0.1]: errno=Connection refused\n')).toBe('fatal: unable to connect to 127.0.0.1: 127.0.0.1[0: 127.0.0.1]: errno=Connection refused');
+    expect(gitReason("fatal: '/x.git' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n")).toBe("fatal: '/x.git' does not appear to be a git repository");
+    expect(gitReason('nothing said with a prefix\nsecond line')).toBe('nothing said with a prefix');
+    expect(gitReason('', 'git push failed')).toBe('git push failed');
   });
 });
