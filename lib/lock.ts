@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
 import { RalphError } from './errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
+import { fileSystemError } from './fs-errors.ts';
 import { HEARTBEAT_WATCH_MS, judgeLock, type LockVerdict } from './lock-verdict.ts';
 import { processAlive, processStart } from './process/process-tree.ts';
 
@@ -135,7 +136,7 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
   } catch (error) {
     // No room for the three lines (a full disk): the lock directory goes too, or it would hold the lock.
     await releaseDir().catch(() => rmSync(dir, { recursive: true, force: true }));
-    throw error;
+    throw fileSystemError(error, file) ?? new RalphError(`cannot write the lock ${file}: ${(error as Error).message}`, { cause: error });
   }
   let released = false;
   const ownsFile = (): boolean => readLockInfo(options.root)?.pid === process.pid;

@@ -219,6 +219,51 @@ describe('acquireLock', () => {
   });
 });
 
+describe("the lock's own exits", () => {
+  // Another run took the lock over (this one was judged stale while it hung): its three lines are not ours to remove.
+  it.each(['release', 'releaseSync'] as const)('%s() leaves a .ralph.lock another run wrote in place', async (how) => {
+    const root = temp();
+    const lock = await acquireLock(options(root));
+    const other = formatLockInfo({ pid: process.ppid, startedAt: new Date().toISOString(), branch: 'other' });
+    writeFileSync(lockFile(root), other);
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(readFileSync(lockFile(root), 'utf8')).toBe(other);
+  });
+
+  it.each(['release', 'releaseSync'] as const)('%s() removes its own .ralph.lock and lock directory, and a second call does nothing', async (how) => {
+    const root = temp();
+    const lock = await acquireLock(options(root));
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(existsSync(lockFile(root))).toBe(false);
+    expect(existsSync(lockDir(root))).toBe(false);
+    // A later run takes the lock; a second release of the first one must not touch it.
+    const next = await acquireLock(options(root));
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(readLockInfo(root)?.pid).toBe(process.pid);
+    expect(existsSync(lockDir(root))).toBe(true);
+    await next.release();
+  });
+
+  it('.ralph.lock cannot be written (a folder stands there): the lock directory goes too, so the next run is not refused', async () => {
+    const root = temp();
+    mkdirSync(path.join(lockFile(root), 'in-the-way'), { recursive: true });
+    const error = await acquireLock(options(root)).then(() => undefined, (caught: unknown) => caught);
+    // One line naming .ralph.lock (not the temp file beside it that could not be renamed).
+    expect(error).toBeInstanceOf(RalphError);
+    expect((error as RalphError).message).toMatch(new RegExp(`^(a folder stands where a file should be: cannot replace ${lockFile(root)} \\(EISDIR\\)|cannot write the lock ${lockFile(root)}: .*)$`));
+    expect(existsSync(lockDir(root))).toBe(false);
+    // Once the folder is moved away, the next run takes the lock without a stale lock to reclaim.
+    rmSync(lockFile(root), { recursive: true });
+    const warnings: string[] = [];
+    const lock = await acquireLock(options(root, warnings));
+    expect(warnings).toEqual([]);
+    await lock.release();
+  });
+});
+
 describe('lock file format', () => {
   it('round-trips the three lines of .ralph.lock.example', () => {
     const example = readFileSync(path.join(__dirname, '..', '..', '.ralph.lock.example'), 'utf8');
