@@ -80,6 +80,9 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Another run holds the repository's lock: the refusal is all a refused run says (lib/lock.ts). */
+export class LockHeldError extends RalphError {}
+
 /** A beads task was taken by someone else between `bd ready` and a worker's claim: the loop picks another. */
 export class ClaimLostError extends RalphError {}
 

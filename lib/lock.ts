@@ -2,7 +2,7 @@ import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
-import { RalphError } from './errors.ts';
+import { LockHeldError, RalphError } from './errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
 import { fileSystemError } from './fs-errors.ts';
 import { HEARTBEAT_WATCH_MS, judgeLock, type LockVerdict } from './lock-verdict.ts';
@@ -199,12 +199,22 @@ async function holder(root: string): Promise<LockState> {
   }
 }
 
+/**
+ * Refuses at once when a live run holds the lock (a run that needs a heartbeat watched first is left to
+ * acquireLock): called before a run prepares anything, so a refused run says nothing else and reads or
+ * writes nothing of the live run's first.
+ */
+export function refuseIfHeld(root: string, now = Date.now()): void {
+  const state = inspectLock(root, now);
+  if (state.held && !state.watch) throw heldError(path.join(root, LOCK_FILE), state);
+}
+
 function heldError(file: string, state: LockState): RalphError {
   const info = state.info;
   const who = info ? `PID ${info.pid}, started ${info.startedAt}, branch ${info.branch || '(none)'}` : 'a run that is starting up';
   // Only a PID the OS shows started before the lock is the run: a reused one belongs to someone else.
   const stop = info && state.verified ? `stop it (kill ${info.pid})` : "stop it with 'ralph stop'";
-  return new RalphError(`another ralph holds ${file} (${who})`, {
+  return new LockHeldError(`another ralph holds ${file} (${who})`, {
     hint: `${state.reason ? `${state.reason}; ` : ''}wait for it to finish, or ${stop}; 'ralph status' shows what it is doing`,
   });
 }

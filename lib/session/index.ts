@@ -5,7 +5,7 @@ import path from 'node:path';
 import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
-import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
+import { errorMessage, InterruptedError, LockHeldError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
 import { fileSystemError } from '../fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
@@ -49,7 +49,15 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const flags = parsed.flags;
   const view = createView({ out: deps.stderr, env: deps.env, quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true, now: () => deps.now() });
   bus.add(view);
-  const warn = (message: string): void => bus.emit({ type: 'warning', message });
+  // Until the lock is held, warnings wait: a run another run's lock refuses says the refusal and nothing else.
+  let early: string[] | undefined = [];
+  const say = (message: string): void => bus.emit({ type: 'warning', message });
+  const warn = (message: string): void => void (early ? early.push(message) : say(message));
+  const sayEarly = (): void => {
+    const waiting = early ?? [];
+    early = undefined;
+    for (const message of waiting) say(message);
+  };
   const records: IterationRecord[] = [];
   let lock: HeldLock | undefined;
   let prepared: Prepared | undefined;
@@ -102,6 +110,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     redactor = new Redactor({ env: deps.env, enabled: prepared.config.extra.get('redact') !== false, names: prepared.config.extra.get('redact-env') as string[] | undefined });
     const { config, source, root } = prepared;
     if (config.dryRun) {
+      sayEarly();
       const lockState = inspectLock(root, deps.now());
       finished = true;
       return await printPlan(prepared, lockState, deps);
@@ -111,10 +120,6 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     const notifying = ((config.extra.get('notify') as string[] | undefined) ?? []).length > 0 ? await import('../notify/index.ts') : undefined;
     const notify = notifying?.notifySettings(config);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
-    // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
-    const startState = await prepared.git.state();
-    const guard = new CommitGuard(new Set(startState.changed.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
-    for (const note of startNotes(startState.changed, source.workers.stateFiles(), prepared.commitMode)) warn(note);
 
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
@@ -131,11 +136,18 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       root,
       branch: prepared.branch ?? '(detached)',
       now: new Date(startedAt),
-      warn,
+      // Said at once: a heartbeat watched for 7 s says why the start waits.
+      warn: say,
       onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
       sleep: (ms) => deps.sleep(ms, signal),
     });
     const held = lock;
+    sayEarly();
+    // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
+    // Read once the lock is held: before it, the changes could be another run's state in flight.
+    const startState = await prepared.git.state();
+    const guard = new CommitGuard(new Set(startState.changed.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
+    for (const note of startNotes(startState.changed, source.workers.stateFiles(), prepared.commitMode)) warn(note);
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
@@ -239,6 +251,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     } else {
       // Every failure ends here: one line (a file-system error names its path), never a stack trace.
       const failure = error instanceof RalphError ? error : (fileSystemError(error) ?? unexpectedError(error, prepared?.root ?? deps.cwd, sessionId));
+      // Refused by another run's lock: what this run noticed before is about a run that does not happen.
+      if (failure instanceof LockHeldError) early = undefined;
+      else sayEarly();
       view.clear?.();
       printError(deps, failure);
       // What is left comes from the source on this path too (a run that could not start has all of it left).

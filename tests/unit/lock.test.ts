@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RalphError } from '../../lib/errors.ts';
-import { acquireLock, formatLockInfo, inspectLock, parseLockInfo, readLockInfo } from '../../lib/lock.ts';
+import { acquireLock, formatLockInfo, inspectLock, parseLockInfo, readLockInfo, refuseIfHeld } from '../../lib/lock.ts';
+import { LockHeldError } from '../../lib/errors.ts';
 import { judgeLock, type LockEvidence, type LockVerdict } from '../../lib/lock-verdict.ts';
 import { processStart } from '../../lib/process/process-tree.ts';
 import { stopProcess, unrelatedProcess } from '../support/processes.ts';
@@ -261,6 +262,24 @@ describe("the lock's own exits", () => {
     const lock = await acquireLock(options(root, warnings));
     expect(warnings).toEqual([]);
     await lock.release();
+  });
+});
+
+describe('refuseIfHeld (before a run prepares anything)', () => {
+  it('refuses a live holder with the same words as acquireLock, and lets a free, stale or doubtful lock through', () => {
+    const root = temp();
+    refuseIfHeld(root);
+    const pid = unrelatedProcess();
+    const taken = new Date().toISOString();
+    writeLock(root, pid, taken);
+    heartbeat(root, 1000);
+    expect(() => refuseIfHeld(root)).toThrow(LockHeldError);
+    expect(() => refuseIfHeld(root)).toThrow(`another ralph holds ${lockFile(root)} (PID ${pid}, started ${taken}, branch main)`);
+    // A late start against a fresh heartbeat: acquireLock watches it first, so this does not decide.
+    writeLock(root, pid, new Date(Date.now() - 60_000).toISOString());
+    refuseIfHeld(root);
+    writeLock(root, 999_999, taken);
+    refuseIfHeld(root);
   });
 });
 
