@@ -5,7 +5,7 @@ import path from 'node:path';
 import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
-import { errorMessage, InterruptedError, LockHeldError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
+import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
 import { fileSystemError } from '../fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
@@ -21,6 +21,7 @@ import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
+import { takeLeftWork } from './left-work.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
 import type { Handover } from '../pr/index.ts';
@@ -146,8 +147,12 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
     // Read once the lock is held: before it, the changes could be another run's state in flight.
     const startState = await prepared.git.state();
-    const guard = new CommitGuard(new Set(startState.changed.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
-    for (const note of startNotes(startState.changed, source.workers.stateFiles(), prepared.commitMode)) warn(note);
+    // Work an iteration of an earlier run left when that run ended before its verdict is not the user's.
+    const left = takeLeftWork(root, startState.changed);
+    const usersChanges = startState.changed.filter((file) => !left.paths.has(file));
+    const guard = new CommitGuard(new Set(usersChanges.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
+    for (const note of startNotes(usersChanges, source.workers.stateFiles(), prepared.commitMode)) warn(note);
+    for (const note of left.notes) bus.emit({ type: 'info', message: note });
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
@@ -246,7 +251,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     if (error instanceof InterruptedError) {
       const left = await prepared?.source.snapshot().catch(() => undefined);
       const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
-      const message = error instanceof StopRequestedError ? error.message : `interrupted by ${error.signal}; the agent was stopped`;
+      const message = error instanceof StopRequestedError ? error.message : `${error instanceof OutputClosedError ? error.message : `interrupted by ${error.signal}`}; the agent was stopped`;
       summary = summarize('interrupted', error.exitCode, message, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
     } else {
       // Every failure ends here: one line (a file-system error names its path), never a stack trace.

@@ -31,6 +31,7 @@ import { decideBreaker, type BreakerLimits } from './breaker.ts';
 import { endLoop, lookAtHosts, pollMs, spread, spreadWindow } from './loop-end.ts';
 import { Reruns } from './reruns.ts';
 import { describeWaiting } from '../questions/index.ts';
+import { abandonIteration } from './left-work.ts';
 
 export interface LoopContext {
   root: string;
@@ -161,6 +162,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         return { slot, task, output: await runIteration({ ...ctx, signal, workspace, claimedOnRemote: remote?.claims === 'refs' }, task, info, before) };
       } catch (error) {
         if (remote) await dock!.release(task.id).catch(() => undefined);
+        // No verdict for this iteration (a signal, a stop, a failure, the output closed): its task goes back
+        // now, so a run that ends here leaves nothing in flight for the next start to recover. A lost claim
+        // was never this run's.
+        if (pass === undefined && info.iteration > 0 && !(error instanceof ClaimLostError)) await abandonIteration({ ...ctx, inPlace: single }, task, info, error);
         return { slot, task, error };
       }
     })();
@@ -291,6 +296,14 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const ended = await Promise.race(waits);
       if (ended) record(ended);
     }
+  } catch (error) {
+    // The loop itself failed while iterations ran (a source that cannot be read, say): they stop, and each
+    // puts its task back, before the run ends.
+    if (running.size > 0) {
+      control.abort(error);
+      await Promise.all([...running.values()].map((entry) => entry.ended));
+    }
+    throw error;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
     if (worktrees && several) await several.closeWorkers([...workers.values()], worktrees, (message) => bus.emit({ type: 'warning', message }));

@@ -102,9 +102,9 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
    * orphaned. On one machine that is every in_progress bead; with --remote only this host's claims (other
    * hosts' are theirs, or taken over once expired), each put back only if still this host's.
    */
-  const reopenOrphans = async (reason: string): Promise<string[]> => {
+  const reopenOrphans = async (reason: string, only?: string): Promise<string[]> => {
     const warnings: string[] = [];
-    for (const child of state.children.filter((issue) => issue.status === 'in_progress')) {
+    for (const child of state.children.filter((issue) => issue.status === 'in_progress' && (only === undefined || issue.id === only))) {
       const actor = parseActor(child.assignee);
       if (host !== undefined) {
         if (actor?.host !== host || !(await releaseClaim(bd, child, child.assignee!))) continue;
@@ -248,6 +248,16 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     async brief(task: Task) {
       const issue = await bd.show(task.id);
       return beadBrief(issue ?? { id: task.id, title: task.title, status: task.status, priority: task.priority ?? 2 });
+    },
+
+    async abandon(task: Task, info: IterationInfo, why: string) {
+      if (!epic) return undefined;
+      const worker = workerOf(info);
+      if (worker !== undefined) keeper?.release(worker);
+      await list();
+      // One agent: /sp:next chose the bead, so whatever it left in_progress; a worker: its own bead.
+      const messages = await reopenOrphans(`iteration ${info.iteration}, which did not finish (${why})`, worker === undefined ? undefined : task.id);
+      return messages.length > 0 ? messages.join('; ') : undefined;
     },
 
     async settle(_result, info: IterationInfo) {

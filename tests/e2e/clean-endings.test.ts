@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, FAST, makeSandbox, PROJECT, scenario, waitFor, type RalphResult, type Sandbox } from './helpers.ts';
-import { prdProject, prdStories, report } from './projects.ts';
+import { agentCalls, closeStep, FAST, makeSandbox, PROJECT, readBeads, scenario, seedBeads, standardEpic, waitFor, type RalphResult, type Sandbox } from './helpers.ts';
+import { answer, FEATURE, prdProject, prdStories, report, specKitProject, tick } from './projects.ts';
 import { main } from '../../lib/cli/main.ts';
 import { abortableSleep, execCommand, type Deps } from '../../lib/deps.ts';
 import { unrelatedProcess } from '../support/processes.ts';
@@ -114,5 +114,155 @@ describe('a run refused by a live lock', () => {
     delete after['.ralph.lock.d'];
     delete before['.ralph.lock.d'];
     expect(after).toEqual(before);
+  });
+});
+
+/** ralph with stdout and stderr into one pipe (`2>&1 |`), as a reader that may close it; ralph's own PID is the child's (exec). */
+function startPiped(box: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn('sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, BIN, ...args], { cwd: box.repo, env: { ...box.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  let seen = '';
+  child.stdout!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { pid: child.pid!, done, seen: () => seen, close: () => child.stdout!.destroy() };
+}
+
+const statusFile = (box: Sandbox) => JSON.parse(readFileSync(path.join(box.repo, '.ralph', 'status.json'), 'utf8')) as Record<string, unknown>;
+const prdItems = (box: Sandbox) => (JSON.parse(readFileSync(path.join(box.repo, 'prd.json'), 'utf8')) as { userStories: Array<{ id: string; passes: boolean; status?: string }> }).userStories;
+const reports = (box: Sandbox): string[] => {
+  const dir = path.join(box.repo, '.ralph', 'reports');
+  return existsSync(dir) ? readdirSync(dir) : [];
+};
+
+describe('the output closes while the agent works', () => {
+  it('ralph … 2>&1 | head: exit 141, the agent stopped, the lock released, status and report written; the next start finishes the work', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox, prdStories(2));
+    const started = path.join(sandbox.root, 'started');
+    const never = path.join(sandbox.root, 'never');
+    scenario(sandbox, [
+      { write: { 'work-1.txt': 'half\n' }, touch: started, awaitFiles: [never] },
+      { write: { 'work-1.txt': 'done\n' }, lines: [report()] },
+      { write: { 'work-2.txt': 'done\n' }, lines: [report()] },
+    ]);
+    const run = startPiped(sandbox, ['--heartbeat', '1s', ...FAST]);
+    await waitFor(() => existsSync(started), 30_000, 'the agent to start working');
+    const agent = Number(readFileSync(started, 'utf8'));
+    // The reader goes away (head has its lines, tee died, the ssh session dropped): ralph's next line fails.
+    run.close();
+    const ended = await run.done;
+    expect(ended.code).toBe(141);
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+    expect(statusFile(sandbox)).toMatchObject({ state: 'finished', status: 'interrupted', exitCode: 141, message: "ralph's stderr closed (EPIPE: the reader of the pipe went away); the agent was stopped" });
+    expect(reports(sandbox).some((file) => file.endsWith('.md'))).toBe(true);
+    await waitFor(() => !pidAliveNow(agent), 5000, 'the agent to be gone');
+    expect(prdItems(sandbox).find((story) => story.id === 'US-001')?.status).not.toBe('in_iteration');
+
+    const next = await start(sandbox, FAST).done;
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).not.toMatch(/left in_iteration|interrupted run/);
+    expect(prdItems(sandbox).map((story) => story.passes)).toEqual([true, true]);
+    expect(readFileSync(path.join(sandbox.repo, 'work-1.txt'), 'utf8')).toBe('done\n');
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: sandbox.repo, encoding: 'utf8' })).toBe('');
+  });
+});
+
+function pidAliveNow(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+const RECORDINGS = path.join(PROJECT, 'tests', 'fixtures', 'recordings');
+/** claude hitting its 5-hour limit, the reset an hour away: past --max-wait 1s, a clean exit 1. */
+function usageLimitStep(): Record<string, unknown> {
+  const recorded = readFileSync(path.join(RECORDINGS, 'claude-oauth-unified5h.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const rateLimit = recorded.find((line) => line.includes('"rate_limit_event"'))!.replace(/"resetsAt":\d+/, '"resetsAt":__RESET_EPOCH__');
+  return { lines: [rateLimit, recorded.find((line) => line.includes('"type":"result"'))!], resetInSeconds: 3600, exit: 1 };
+}
+
+const SPECKIT_TASKS = ['# Tasks: Demo', '', '## Phase 1: Setup', '', '- [ ] T001 Create the project', '- [ ] T002 Write greet()', ''].join('\n');
+const tracking = (box: Sandbox) => JSON.parse(readFileSync(path.join(box.repo, FEATURE, 'ralph-tasks.json'), 'utf8')) as { current?: unknown; running?: unknown[] };
+
+interface SourceCase {
+  setup(box: Sandbox): void;
+  /** What the agent does in the iteration that does not finish, before the ending comes. */
+  begin: Record<string, unknown>;
+  /** The next run's agent: finishes every task. */
+  finish: Array<Record<string, unknown>>;
+  inFlight(box: Sandbox): unknown[];
+  done(box: Sandbox): boolean;
+}
+
+const SOURCES: Record<'prd' | 'speckit' | 'beads', SourceCase> = {
+  prd: {
+    setup: (box) => prdProject(box, prdStories(2)),
+    begin: { write: { 'work-1.txt': 'half\n' } },
+    finish: [{ write: { 'work-1.txt': 'done\n' }, lines: [report()] }, { write: { 'work-2.txt': 'done\n' }, lines: [report()] }],
+    inFlight: (box) => prdItems(box).filter((story) => story.status === 'in_iteration'),
+    // Every story's work in a commit of ralph's, the unfinished iteration's included: nothing left in the tree.
+    done: (box) => prdItems(box).every((story) => story.passes) && execFileSync('git', ['status', '--porcelain'], { cwd: box.repo, encoding: 'utf8' }) === '',
+  },
+  speckit: {
+    setup: (box) => specKitProject(box, SPECKIT_TASKS),
+    begin: {},
+    finish: [{ edit: [tick('T001')], lines: [answer('Did T001.')] }, { edit: [tick('T002')], lines: [answer('Did T002.')] }],
+    inFlight: (box) => [tracking(box).current, ...(tracking(box).running ?? [])].filter(Boolean),
+    done: (box) => !readFileSync(path.join(box.repo, FEATURE, 'tasks.md'), 'utf8').includes('- [ ]'),
+  },
+  beads: {
+    setup: (box) => seedBeads(box, standardEpic(2)),
+    // /sp:next claims the bead it works on.
+    begin: { run: [['bd', 'update', 'ws-9w6.2', '--status', 'in_progress', '--json']] },
+    finish: [closeStep('ws-9w6.2'), closeStep('ws-9w6.3')],
+    inFlight: (box) => readBeads(box).filter((issue) => issue.status === 'in_progress'),
+    done: (box) => readBeads(box).filter((issue) => issue.id.startsWith('ws-9w6.') && issue.id !== 'ws-9w6.1').every((issue) => issue.status === 'closed'),
+  },
+};
+/** What a start says after a crash: a clean ending must leave nothing for it. */
+const CRASH_GREETING = /left in_iteration|did not finish \(interrupted run\)|left in_progress by an interrupted run/;
+
+type Ending = { name: string; code: number; args?: string[]; signal?: NodeJS.Signals; step?: () => Record<string, unknown> };
+const USAGE: Ending = { name: 'a usage limit past --max-wait', code: 1, args: ['--max-wait', '1s'], step: usageLimitStep };
+const ENDINGS: Array<[keyof typeof SOURCES, Ending]> = [
+  ['prd', USAGE],
+  ['prd', { name: 'SIGINT', code: 130, signal: 'SIGINT' }],
+  ['prd', { name: 'SIGTERM', code: 143, signal: 'SIGTERM' }],
+  ['prd', { name: 'SIGHUP', code: 129, signal: 'SIGHUP' }],
+  ['prd', { name: 'SIGTERM with --parallel 2', code: 143, signal: 'SIGTERM', args: ['--parallel', '2'] }],
+  ['speckit', USAGE],
+  ['speckit', { name: 'SIGTERM', code: 143, signal: 'SIGTERM' }],
+  ['beads', USAGE],
+  ['beads', { name: 'SIGHUP', code: 129, signal: 'SIGHUP' }],
+];
+
+describe('a clean ending puts the task in flight back: the next start is a plain one', () => {
+  it.each(ENDINGS.map(([name, ending]) => [name, ending.name, ending] as const))('%s: %s', async (name, _title, ending) => {
+    const source = SOURCES[name];
+    sandbox = makeSandbox();
+    source.setup(sandbox);
+    const started = path.join(sandbox.root, 'started');
+    const hold = ending.signal ? { touch: started, awaitFiles: [path.join(sandbox.root, 'never')] } : {};
+    const first = { ...source.begin, ...hold, ...(ending.step?.() ?? {}) };
+    // --parallel 2: both workers' agents hold until signalled.
+    scenario(sandbox, ending.args?.includes('--parallel') ? [first, first, ...source.finish] : [first, ...source.finish]);
+    const run = start(sandbox, [...(ending.args ?? []), ...FAST]);
+    if (ending.signal) {
+      const agents = ending.args?.includes('--parallel') ? 2 : 1;
+      await waitFor(() => existsSync(started) && agentCalls(sandbox).length === agents, 30_000, 'the agents to start working');
+      process.kill(Number(readFileSync(lockPath(sandbox), 'utf8').split('\n')[0]), ending.signal);
+    }
+    const ended = await run.done;
+    expect(ended.code, ended.stderr).toBe(ending.code);
+    expect(source.inFlight(sandbox)).toEqual([]);
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+
+    const next = await start(sandbox, FAST).done;
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).not.toMatch(CRASH_GREETING);
+    expect(source.done(sandbox)).toBe(true);
   });
 });
