@@ -197,6 +197,18 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       if (commitOn) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
       const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
+      // Task state that no commit took (a failed last iteration, a worker's failure, an iteration a signal cut
+      // short and put back) goes in one last commit, however the loop ended: the next start is a plain one.
+      // (--remote: every record was published as it was made.)
+      const closeState = async (): Promise<void> => {
+        if (!commitOn || prepared!.remote) return;
+        try {
+          const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
+          if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
+        } catch (error) {
+          warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
+        }
+      };
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
@@ -230,17 +242,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         redactor,
         wrap,
         dock,
+      }).catch(async (error: unknown) => {
+        await closeState();
+        throw error;
       });
-      // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit.
-      // (--remote: every record was published as it was made.)
-      if (commitOn && !prepared.remote) {
-        try {
-          const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
-          if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
-        } catch (error) {
-          warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
-        }
-      }
+      await closeState();
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}) });
       finished = true;
     } finally {
