@@ -78,3 +78,18 @@ describe('guardOutputs', () => {
     expect(lost).toEqual(['stdout EIO']);
   });
 });
+
+describe('the exit code of a closed output', () => {
+  it('OutputClosedError is an interruption with 141 (128 + SIGPIPE) and says which stream', async () => {
+    const { InterruptedError, OutputClosedError, ExitCode, abortError } = await import('../../../lib/errors.ts');
+    const error = new OutputClosedError('stderr', 'EPIPE');
+    expect(error).toBeInstanceOf(InterruptedError);
+    expect([error.exitCode, error.signal, ExitCode.outputClosed]).toEqual([141, 'SIGPIPE', 141]);
+    expect(error.message).toBe("ralph's stderr closed (EPIPE: the reader of the pipe went away)");
+    expect(new OutputClosedError('stdout', 'EIO').message).toBe("ralph's stdout closed (EIO)");
+    const controller = new AbortController();
+    controller.abort(error);
+    expect(abortError(controller.signal)).toBe(error);
+    expect([new InterruptedError('SIGINT').exitCode, new InterruptedError('SIGTERM').exitCode, new InterruptedError('SIGHUP').exitCode]).toEqual([130, 143, 129]);
+  });
+});
