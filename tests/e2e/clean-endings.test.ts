@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, closeStep, FAST, makeSandbox, PROJECT, readBeads, scenario, seedBeads, standardEpic, waitFor, type RalphResult, type Sandbox } from './helpers.ts';
+import { agentCalls, agentPids, closeStep, FAST, makeSandbox, PROJECT, readBeads, scenario, seedBeads, standardEpic, waitFor, type RalphResult, type Sandbox } from './helpers.ts';
 import { answer, FEATURE, prdProject, prdStories, report, specKitProject, tick } from './projects.ts';
 import { main } from '../../lib/cli/main.ts';
 import { abortableSleep, execCommand, type Deps } from '../../lib/deps.ts';
@@ -117,13 +117,26 @@ describe('a run refused by a live lock', () => {
   });
 });
 
-/** ralph with stdout and stderr into one pipe (`2>&1 |`), as a reader that may close it; ralph's own PID is the child's (exec). */
-function startPiped(box: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn('sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, BIN, ...args], { cwd: box.repo, env: { ...box.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+/**
+ * ralph with stdout and stderr into one pipe (`2>&1 |`), read by a reader that closes it once it has `lines`
+ * lines and `until()` holds, as `head -N` does a moment after its last line. ralph's own PID is the child's (exec).
+ */
+function startPiped(box: Sandbox, args: string[], lines: number, until: () => boolean) {
+  const child = spawn('sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, BIN, ...args], { cwd: box.repo, env: box.env, stdio: ['ignore', 'pipe', 'ignore'] });
   let seen = '';
+  const read = new Promise<string>((resolve) => {
+    const check = setInterval(() => {
+      if (seen.split('\n').length > lines && until()) {
+        clearInterval(check);
+        child.stdout!.destroy();
+        resolve(seen.split('\n').slice(0, lines).join('\n'));
+      }
+    }, 20);
+    child.on('exit', () => clearInterval(check));
+  });
   child.stdout!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return { pid: child.pid!, done, seen: () => seen, close: () => child.stdout!.destroy() };
+  return { pid: child.pid!, done, read };
 }
 
 const statusFile = (box: Sandbox) => JSON.parse(readFileSync(path.join(box.repo, '.ralph', 'status.json'), 'utf8')) as Record<string, unknown>;
@@ -134,27 +147,27 @@ const reports = (box: Sandbox): string[] => {
 };
 
 describe('the output closes while the agent works', () => {
-  it('ralph … 2>&1 | head: exit 141, the agent stopped, the lock released, status and report written; the next start finishes the work', async () => {
+  it('ralph … 2>&1 | head -3: exit 141, the agent tree stopped, the lock released, status and report written; the next start finishes the work', async () => {
     sandbox = makeSandbox();
     prdProject(sandbox, prdStories(2));
     const started = path.join(sandbox.root, 'started');
-    const never = path.join(sandbox.root, 'never');
     scenario(sandbox, [
-      { write: { 'work-1.txt': 'half\n' }, touch: started, awaitFiles: [never] },
+      // The agent writes half its work, starts a grandchild that ignores SIGTERM, and works on.
+      { write: { 'work-1.txt': 'half\n' }, touch: started, grandchild: true, hang: true },
       { write: { 'work-1.txt': 'done\n' }, lines: [report()] },
       { write: { 'work-2.txt': 'done\n' }, lines: [report()] },
     ]);
-    const run = startPiped(sandbox, ['--heartbeat', '1s', ...FAST]);
-    await waitFor(() => existsSync(started), 30_000, 'the agent to start working');
-    const agent = Number(readFileSync(started, 'utf8'));
-    // The reader goes away (head has its lines, tee died, the ssh session dropped): ralph's next line fails.
-    run.close();
+    // Three lines (the run, its logs, iteration 1), then the reader goes away while the agent works; ralph's
+    // next line (the heartbeat) fails.
+    const run = startPiped(sandbox, ['--heartbeat', '1s', ...FAST], 3, () => agentPids(sandbox).length === 2);
+    const shown = await run.read;
+    expect(shown).toMatch(/iteration 1\/10: US-001 Story 1$/);
     const ended = await run.done;
     expect(ended.code).toBe(141);
     expect(existsSync(lockPath(sandbox))).toBe(false);
     expect(statusFile(sandbox)).toMatchObject({ state: 'finished', status: 'interrupted', exitCode: 141, message: "ralph's stderr closed (EPIPE: the reader of the pipe went away); the agent was stopped" });
     expect(reports(sandbox).some((file) => file.endsWith('.md'))).toBe(true);
-    await waitFor(() => !pidAliveNow(agent), 5000, 'the agent to be gone');
+    await waitFor(() => agentPids(sandbox).every((pid) => !pidAliveNow(pid)), 5000, 'the agent and its grandchild to be gone');
     expect(prdItems(sandbox).find((story) => story.id === 'US-001')?.status).not.toBe('in_iteration');
 
     const next = await start(sandbox, FAST).done;
@@ -164,6 +177,25 @@ describe('the output closes while the agent works', () => {
     expect(prdItems(sandbox).map((story) => story.passes)).toEqual([true, true]);
     expect(readFileSync(path.join(sandbox.repo, 'work-1.txt'), 'utf8')).toBe('done\n');
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: sandbox.repo, encoding: 'utf8' })).toBe('');
+  });
+});
+
+describe('SIGPIPE', () => {
+  it('is no stop: only a failed write of ralph\'s own output is (the signal cannot say which pipe closed)', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox, prdStories(1));
+    const started = path.join(sandbox.root, 'started');
+    const release = path.join(sandbox.root, 'release');
+    scenario(sandbox, [{ write: { 'work-1.txt': 'done\n' }, touch: started, awaitFiles: [release], lines: [report()] }]);
+    const run = start(sandbox, FAST);
+    await waitFor(() => existsSync(started), 30_000, 'the agent to start working');
+    process.kill(Number(readFileSync(lockPath(sandbox), 'utf8').split('\n')[0]), 'SIGPIPE');
+    // Long enough for a handler to have stopped the run, had there been one.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    writeFileSync(release, '');
+    const ended = await run.done;
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(prdItems(sandbox).map((story) => story.passes)).toEqual([true]);
   });
 });
 
