@@ -4,7 +4,7 @@
 // as users start it (node bin/ralph.mjs), in a temp repository, with the fake agent.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentCalls, agentPids, closeStep, FAST, makeSandbox, PROJECT, readBeads, scenario, seedBeads, standardEpic, waitFor, type RalphResult, type Sandbox } from './helpers.ts';
@@ -177,6 +177,22 @@ describe('the output closes while the agent works', () => {
     expect(prdItems(sandbox).map((story) => story.passes)).toEqual([true, true]);
     expect(readFileSync(path.join(sandbox.repo, 'work-1.txt'), 'utf8')).toBe('done\n');
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: sandbox.repo, encoding: 'utf8' })).toBe('');
+  });
+});
+
+describe('stderr redirected to a full disk (2>/dev/full)', () => {
+  it('the first line that cannot be written ends the run with 141, the state saying why; nothing left running', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox, prdStories(1));
+    scenario(sandbox, [{ write: { 'work-1.txt': 'done\n' }, lines: [report()] }]);
+    const full = openSync('/dev/full', 'w');
+    const child = spawn(process.execPath, [BIN, ...FAST], { cwd: sandbox.repo, env: sandbox.env, stdio: ['ignore', 'ignore', full] });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    closeSync(full);
+    expect(code).toBe(141);
+    expect(statusFile(sandbox)).toMatchObject({ state: 'finished', status: 'interrupted', exitCode: 141, message: "ralph's stderr closed (ENOSPC); the agent was stopped" });
+    expect(existsSync(lockPath(sandbox))).toBe(false);
+    expect(prdItems(sandbox).filter((story) => story.status === 'in_iteration')).toEqual([]);
   });
 });
 
