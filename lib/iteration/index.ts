@@ -3,9 +3,9 @@
 import path from 'node:path';
 import type { Agent } from '../agents/types.ts';
 import { finalAnswer } from '../agents/transcript.ts';
-import { describeLeftOut, withUserWorkNote, type CommitGuard } from '../commit-set.ts';
+import { describeLeftOut, withUserWorkNote, type CommitGuard } from '../repo/commit-set.ts';
 import { claimsCompletion } from '../completion.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import { decideOutcome, tasksFinished } from '../decide.ts';
 import type { Deps } from '../deps.ts';
 import type { EventBus, IterationRecord, ReviewRecord } from '../events.ts';

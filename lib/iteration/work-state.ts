@@ -3,7 +3,7 @@
 // anything in between, even in files that were already modified before.
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
-import type { Git, WorkTreeState } from '../git.ts';
+import type { Git, WorkTreeState } from '../repo/git.ts';
 
 export interface WorkState {
   head?: string;

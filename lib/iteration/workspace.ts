@@ -1,7 +1,7 @@
 // Where an iteration runs, and how its result becomes part of the feature: in the repository itself (one
 // agent), or in a worker's worktree whose commits ralph merges back (several agents).
-import type { LeftOut } from '../commit-set.ts';
-import type { Git } from '../git.ts';
+import type { LeftOut } from '../repo/commit-set.ts';
+import type { Git } from '../repo/git.ts';
 import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
 /** What the iteration decided, handed to the workspace to record and (on a pass) merge. */

@@ -3,7 +3,7 @@
 // says the same. Local questions go to git through simple-git; what may reach the network (ls-remote, gh)
 // runs through Deps.exec, with a timeout and no terminal to prompt on.
 import type { Deps } from '../deps.ts';
-import type { Git } from '../git.ts';
+import type { Git } from '../repo/git.ts';
 import { findOnPath } from '../process/zx.ts';
 
 export interface PrTarget {

@@ -2,7 +2,7 @@
 import dayjs from 'dayjs';
 import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts';
 import { formatDuration } from '../duration.ts';
-import { reviewLine } from '../review-text.ts';
+import { reviewLine } from '../progress/review-text.ts';
 import { pullRequestText } from '../pr/lines.ts';
 import { answerCommand } from '../questions/text.ts';
 import { landedText } from '../landing/view-text.ts';

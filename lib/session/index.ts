@@ -6,17 +6,17 @@ import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
-import { fileSystemError } from '../fs-errors.ts';
+import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
-import { excludeRalphFiles } from '../git.ts';
-import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../commit-set.ts';
-import { inspectLock, type HeldLock } from '../lock.ts';
+import { excludeRalphFiles } from '../repo/git.ts';
+import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../repo/commit-set.ts';
+import { inspectLock, type HeldLock } from '../repo/lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
 import type { Agent } from '../agents/types.ts';
 import { createView } from '../view/live.ts';
 import { printError } from '../view/print-error.ts';
-import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
+import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
@@ -119,7 +119,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
     const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }] = await Promise.all([
-      import('../lock.ts'),
+      import('../repo/lock.ts'),
       import('./loop.ts'),
       import('./worktrees.ts'),
       import('../gates.ts'),
@@ -276,7 +276,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
   if (onExit) {
     const variables = redactor.deep({ RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId });
-    await (await import('../hooks.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
+    await (await import('./exit-hook.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
   }
   return summary.exitCode;
 }

@@ -1,6 +1,6 @@
 // What the loop hands back when it ends, and how long a host with nothing to start waits before it looks
 // again at what the other hosts hold.
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import type { IterationRecord, RunStatus } from '../events.ts';
 import { DEFAULT_LEASE_MS } from '../landing/preflight.ts';
 import type { Dock, RemoteTarget } from '../landing/types.ts';

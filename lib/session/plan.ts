@@ -1,10 +1,10 @@
 import { formatDuration } from '../duration.ts';
-import { count } from '../tasks-left.ts';
+import { count } from '../progress/tasks-left.ts';
 import type { Deps } from '../deps.ts';
-import { isRalphFile, startNotes, withUserWorkNote, type CommitMode } from '../commit-set.ts';
+import { isRalphFile, startNotes, withUserWorkNote, type CommitMode } from '../repo/commit-set.ts';
 import { DEFAULT_MAX_CONVERGE } from './converge.ts';
-import type { LockState } from '../lock.ts';
-import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
+import type { LockState } from '../repo/lock.ts';
+import { HEARTBEAT_WATCH_MS } from '../repo/lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
 import { seatCommand, type Seat } from '../iteration/agent-roster.ts';
 import type { Command } from '../process/runner.ts';

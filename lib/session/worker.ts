@@ -2,10 +2,10 @@
 // iteration's commits are replayed onto the feature branch (this host's, or the remote's: lib/landing/)
 // under the merge lock, then ralph records the task in the main worktree's state files and commits them
 // with the work; anything else is kept on a branch.
-import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
+import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
 import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
 import { matchesAny } from '../iteration/work-state.ts';
-import { gitReason, type Git } from '../git.ts';
+import { gitReason, type Git } from '../repo/git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';

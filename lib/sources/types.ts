@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.ts';
-import type { Config, SourceName } from '../config.ts';
+import type { Config, SourceName } from '../config/index.ts';
 import type { GateResult } from '../gates.ts';
 import type { Classification } from '../agents/types.ts';
 import type { ReviewRecord } from '../events.ts';

@@ -2,8 +2,8 @@
 // failure counts in ralph-tasks.json that decide when a task is skipped.
 import { existsSync } from 'node:fs';
 import { formatDuration } from '../../duration.ts';
-import { reviewLine } from '../../review-text.ts';
-import { appendText, writeFileAtomic } from '../../fs-atomic.ts';
+import { reviewLine } from '../../progress/review-text.ts';
+import { appendText, writeFileAtomic } from '../../repo/fs-atomic.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { ConvergeVerdict, IterationInfo, IterationResult, SourceContext } from '../types.ts';
 import { extractLearnings } from './learnings.ts';

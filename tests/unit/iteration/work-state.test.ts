@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Git } from '../../../lib/git.ts';
+import { Git } from '../../../lib/repo/git.ts';
 import { compareWorkStates, matchesAny, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
 import { tempDir } from '../../support/temp.ts';
 

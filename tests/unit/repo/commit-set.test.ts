@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../lib/commit-set.ts';
-import { Git } from '../../lib/git.ts';
-import { Redactor } from '../../lib/redact/index.ts';
-import { tempDir } from '../support/temp.ts';
+import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../../lib/repo/commit-set.ts';
+import { Git } from '../../../lib/repo/git.ts';
+import { Redactor } from '../../../lib/redact/index.ts';
+import { tempDir } from '../../support/temp.ts';
 
 describe('privateByName', () => {
   it.each([

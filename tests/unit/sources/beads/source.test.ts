@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { beadBrief, createBeadsSource, epicTitleForBranch, featureNameFromBranch, withReviewNotes } from '../../../lib/sources/beads.ts';
-import { parseBdArray } from '../../../lib/sources/bd.ts';
-import type { Snapshot, Task, TaskSource } from '../../../lib/sources/types.ts';
-import { FAKE_BD_VERSIONS, type SeedIssue } from '../../fakes/bd-seed.ts';
+import { beadBrief, createBeadsSource, epicTitleForBranch, featureNameFromBranch, withReviewNotes } from '../../../../lib/sources/beads/source.ts';
+import { parseBdArray } from '../../../../lib/sources/beads/bd.ts';
+import type { Snapshot, Task, TaskSource } from '../../../../lib/sources/types.ts';
+import { FAKE_BD_VERSIONS, type SeedIssue } from '../../../fakes/bd-seed.ts';
 import { beadsProject } from './bd-helpers.ts';
 
 describe('branch → epic', () => {

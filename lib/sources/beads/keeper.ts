@@ -4,8 +4,8 @@
 // The timers are unref'd on purpose: a renewal must never keep ralph running once the loop is done (the
 // entry point sets process.exitCode and lets node drain), and when ralph dies they die with it, which is
 // what lets another host take its beads over.
-import { errorMessage } from '../errors.ts';
-import type { Renewal } from './beads-lease.ts';
+import { errorMessage } from '../../errors.ts';
+import type { Renewal } from './lease.ts';
 
 export interface ClaimKeeper {
   /** `worker` now holds `id`: renew it from now on (whatever it held before is no longer renewed). */

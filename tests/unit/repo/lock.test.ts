@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RalphError } from '../../lib/errors.ts';
-import { acquireLock, formatLockInfo, inspectLock, parseLockInfo, readLockInfo } from '../../lib/lock.ts';
-import { judgeLock, type LockEvidence, type LockVerdict } from '../../lib/lock-verdict.ts';
-import { processStart } from '../../lib/process/process-tree.ts';
-import { stopProcess, unrelatedProcess } from '../support/processes.ts';
-import { tempDir } from '../support/temp.ts';
+import { RalphError } from '../../../lib/errors.ts';
+import { acquireLock, formatLockInfo, inspectLock, parseLockInfo, readLockInfo } from '../../../lib/repo/lock.ts';
+import { judgeLock, type LockEvidence, type LockVerdict } from '../../../lib/repo/lock-verdict.ts';
+import { processStart } from '../../../lib/process/process-tree.ts';
+import { stopProcess, unrelatedProcess } from '../../support/processes.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const temp = () => tempDir('ralph-lock-');
 const options = (root: string, warnings: string[] = [], now = new Date()) => ({ root, branch: '001-x', now, warn: (m: string) => warnings.push(m), onCompromised: () => undefined });
@@ -221,7 +221,7 @@ describe('acquireLock', () => {
 
 describe('lock file format', () => {
   it('round-trips the three lines of .ralph.lock.example', () => {
-    const example = readFileSync(path.join(__dirname, '..', '..', '.ralph.lock.example'), 'utf8');
+    const example = readFileSync(path.join(__dirname, '..', '..', '..', '.ralph.lock.example'), 'utf8');
     const info = parseLockInfo(example);
     expect(info).toBeDefined();
     expect(formatLockInfo(info!)).toBe(example);

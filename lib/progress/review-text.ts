@@ -1,5 +1,5 @@
 // One review in words, the same in progress.txt, the history, the report and the terminal.
-import type { ReviewRecord } from './events.ts';
+import type { ReviewRecord } from '../events.ts';
 
 const VERDICT_TEXT = { approve: 'approved', reject: 'rejected', failed: 'failed', edited: 'failed (the reviewer changed files)' } as const;
 

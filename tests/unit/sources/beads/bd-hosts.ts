@@ -2,8 +2,8 @@
 // dolt server (beads 1.x server mode), played by the fake bd's FAKE_BD_SERVERS (tests/fakes/bd).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FakeBdVersion, SeedIssue, StoredIssue } from '../../fakes/bd-seed.ts';
-import { tempDir } from '../../support/temp.ts';
+import type { FakeBdVersion, SeedIssue, StoredIssue } from '../../../fakes/bd-seed.ts';
+import { tempDir } from '../../../support/temp.ts';
 import { projectAt, standardIssues, type BeadsProject } from './bd-helpers.ts';
 
 export interface SharedServer {

@@ -1,17 +1,17 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { errorMessage } from '../errors.ts';
+import { errorMessage } from '../../errors.ts';
 import { Bd, type BdIssue } from './bd.ts';
-import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from './beads-state.ts';
-import { claimForWorker, createBeadsWorkers, parseActor, workerActor, workerPrompt } from './beads-workers.ts';
-import { expiredClaim, leaseOf, releaseClaim, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './beads-lease.ts';
-import { createClaimKeeper } from './beads-keeper.ts';
-import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './beads-remote.ts';
-import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from './types.ts';
-import { readQuestions, questionsOf, type Question } from '../questions/store.ts';
-import { answersBlock, quoted } from '../questions/text.ts';
+import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from './state.ts';
+import { claimForWorker, createBeadsWorkers, parseActor, workerActor, workerPrompt } from './workers.ts';
+import { expiredClaim, leaseOf, releaseClaim, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './lease.ts';
+import { createClaimKeeper } from './keeper.ts';
+import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './remote.ts';
+import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from '../types.ts';
+import { readQuestions, questionsOf, type Question } from '../../questions/store.ts';
+import { answersBlock, quoted } from '../../questions/text.ts';
 
-export { isClosed } from './beads-state.ts';
+export { isClosed } from './state.ts';
 
 export const DEFAULT_BEADS_PROMPT = '/sp:next';
 const CLARIFY = /\[sp:\d+-clarify\]/i;

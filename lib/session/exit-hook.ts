@@ -1,7 +1,7 @@
-import type { Output } from './deps.ts';
-import { oneLine } from './agents/common.ts';
-import { LineSplitter } from './process/line-splitter.ts';
-import { runShellText } from './process/helper.ts';
+import type { Output } from '../deps.ts';
+import { oneLine } from '../agents/common.ts';
+import { LineSplitter } from '../process/line-splitter.ts';
+import { runShellText } from '../process/helper.ts';
 
 /** What the on-exit hook learns about the run. */
 export interface ExitHookEnv {

@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Git, gitReason, parseStatusV2 } from '../../lib/git.ts';
-import { tempDir } from '../support/temp.ts';
+import { Git, gitReason, parseStatusV2 } from '../../../lib/repo/git.ts';
+import { tempDir } from '../../support/temp.ts';
 
 describe('parseStatusV2', () => {
   it('reads the HEAD oid and ordinary, renamed, unmerged and untracked paths', () => {

@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseArgv } from '../../lib/cli/argv.ts';
-import { DEFAULTS, readConfigFile, resolveConfig } from '../../lib/config.ts';
-import { tempDir } from '../support/temp.ts';
+import { parseArgv } from '../../../lib/cli/argv.ts';
+import { DEFAULTS, readConfigFile, resolveConfig } from '../../../lib/config/index.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const resolve = (argv: string[], env: NodeJS.ProcessEnv = {}, file: Record<string, unknown> = {}) =>
   resolveConfig({ flags: parseArgv(argv).flags, env, file, passthrough: parseArgv(argv).passthrough });

@@ -1,5 +1,5 @@
-import { RalphError } from '../errors.ts';
-import type { Deps } from '../deps.ts';
+import { RalphError } from '../../errors.ts';
+import type { Deps } from '../../deps.ts';
 
 /** An issue that `bd show` lists as a dependency or dependent: a whole issue plus how it is related. */
 export interface BdRelated {

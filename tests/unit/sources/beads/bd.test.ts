@@ -1,8 +1,8 @@
 // The bd CLI wrapper against the fake bd in both recorded behaviours (beads 0.50 and 1.x).
 import { describe, expect, it } from 'vitest';
-import { Bd, bdErrorText } from '../../../lib/sources/bd.ts';
-import type { Deps } from '../../../lib/deps.ts';
-import { FAKE_BD_VERSIONS } from '../../fakes/bd-seed.ts';
+import { Bd, bdErrorText } from '../../../../lib/sources/beads/bd.ts';
+import type { Deps } from '../../../../lib/deps.ts';
+import { FAKE_BD_VERSIONS } from '../../../fakes/bd-seed.ts';
 import { beadsProject } from './bd-helpers.ts';
 
 describe.each(FAKE_BD_VERSIONS)('Bd against bd %s', (version) => {

@@ -1,12 +1,12 @@
 // Claims of a dead host expire and exactly one other host takes them over; a live host's claims are
 // renewed and never taken. Hosts are clones sharing the fake bd's server database (bd-hosts.ts).
 import { describe, expect, it } from 'vitest';
-import { ClaimLostError } from '../../../lib/errors.ts';
-import { Bd, type BdIssue } from '../../../lib/sources/bd.ts';
-import { createBeadsSource } from '../../../lib/sources/beads.ts';
-import { expiredClaim, renewClaim, RENEWED_KEY } from '../../../lib/sources/beads-lease.ts';
-import type { Task, TaskSource } from '../../../lib/sources/types.ts';
-import type { SeedIssue } from '../../fakes/bd-seed.ts';
+import { ClaimLostError } from '../../../../lib/errors.ts';
+import { Bd, type BdIssue } from '../../../../lib/sources/beads/bd.ts';
+import { createBeadsSource } from '../../../../lib/sources/beads/source.ts';
+import { expiredClaim, renewClaim, RENEWED_KEY } from '../../../../lib/sources/beads/lease.ts';
+import type { Task, TaskSource } from '../../../../lib/sources/types.ts';
+import type { SeedIssue } from '../../../fakes/bd-seed.ts';
 import { sharedServer, type SharedServer } from './bd-hosts.ts';
 
 const LONG_AGO = '2025-01-01T00:00:00.000Z';

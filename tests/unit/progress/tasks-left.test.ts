@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeTasksLeft } from '../../lib/tasks-left.ts';
+import { describeTasksLeft } from '../../../lib/progress/tasks-left.ts';
 
 describe('describeTasksLeft', () => {
   it('names skipped tasks apart from remaining ones', () => {

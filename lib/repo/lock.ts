@@ -2,10 +2,10 @@ import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
-import { RalphError } from './errors.ts';
+import { RalphError } from '../errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
 import { HEARTBEAT_WATCH_MS, judgeLock, type LockVerdict } from './lock-verdict.ts';
-import { processAlive, processStart } from './process/process-tree.ts';
+import { processAlive, processStart } from '../process/process-tree.ts';
 
 export const LOCK_FILE = '.ralph.lock';
 /** proper-lockfile's own lock directory, beside the human-readable `.ralph.lock`. */

@@ -3,14 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseBdVersion } from '../../../lib/sources/bd.ts';
-import { createBeadsSource } from '../../../lib/sources/beads.ts';
-import { beadsDirOf, loopbackWarning, olderThan, readBeadsSetup, remoteStateOf } from '../../../lib/sources/beads-remote.ts';
-import { parseActor, workerActor, workerPrompt } from '../../../lib/sources/beads-workers.ts';
-import { tempDir } from '../../support/temp.ts';
+import { parseBdVersion } from '../../../../lib/sources/beads/bd.ts';
+import { createBeadsSource } from '../../../../lib/sources/beads/source.ts';
+import { beadsDirOf, loopbackWarning, olderThan, readBeadsSetup, remoteStateOf } from '../../../../lib/sources/beads/remote.ts';
+import { parseActor, workerActor, workerPrompt } from '../../../../lib/sources/beads/workers.ts';
+import { tempDir } from '../../../support/temp.ts';
 import { projectAt } from './bd-helpers.ts';
 import { sharedServer } from './bd-hosts.ts';
-import { seedBeads } from '../../fakes/bd-seed.ts';
+import { seedBeads } from '../../../fakes/bd-seed.ts';
 
 function beadsDir(meta?: object): string {
   const dir = path.join(tempDir('ralph-setup-'), '.beads');

@@ -1,13 +1,13 @@
 // A beads project in a temp folder, driven by the fake bd (tests/fakes/bd) in one of its versions, with
 // every bd call ralph makes counted.
 import { execFile, execFileSync } from 'node:child_process';
-import { resolveConfig } from '../../../lib/config.ts';
-import type { Deps, ExecOptions, ExecResult } from '../../../lib/deps.ts';
-import type { SourceContext } from '../../../lib/sources/types.ts';
+import { resolveConfig } from '../../../../lib/config/index.ts';
+import type { Deps, ExecOptions, ExecResult } from '../../../../lib/deps.ts';
+import type { SourceContext } from '../../../../lib/sources/types.ts';
 import path from 'node:path';
-import { fakeBdEnv, seedBeads, type FakeBdVersion, type SeedIssue } from '../../fakes/bd-seed.ts';
-import { writeSandboxBd } from '../../support/bd-server.ts';
-import { tempDir } from '../../support/temp.ts';
+import { fakeBdEnv, seedBeads, type FakeBdVersion, type SeedIssue } from '../../../fakes/bd-seed.ts';
+import { writeSandboxBd } from '../../../support/bd-server.ts';
+import { tempDir } from '../../../support/temp.ts';
 
 export interface BeadsProject {
   root: string;

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Output } from '../../lib/deps.ts';
-import { runOnExitHook, type ExitHookEnv } from '../../lib/hooks.ts';
-import { processAliveNotZombie } from '../../lib/process/process-tree.ts';
-import { tempDir } from '../support/temp.ts';
+import type { Output } from '../../../lib/deps.ts';
+import { runOnExitHook, type ExitHookEnv } from '../../../lib/session/exit-hook.ts';
+import { processAliveNotZombie } from '../../../lib/process/process-tree.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const temp = () => tempDir('ralph-hook-');
 const collect = (): Output & { text: string } => {
@@ -45,7 +45,7 @@ describe('runOnExitHook', () => {
   it('ends a timed-out hook with its whole tree, a SIGTERM-ignoring grandchild included', async () => {
     const dir = temp();
     const pidFile = path.join(dir, 'pids');
-    const stubborn = path.join(path.dirname(new URL(import.meta.url).pathname), '../fixtures/process/stubborn-tree.mjs');
+    const stubborn = path.join(path.dirname(new URL(import.meta.url).pathname), '../../fixtures/process/stubborn-tree.mjs');
     const result = await runOnExitHook(`${node} ${JSON.stringify(stubborn)} ${JSON.stringify(pidFile)} --ignore-term`, vars, dir, 3000, { stderr: collect() });
     expect(result).toMatchObject({ ok: false, timedOut: true });
     const pids = readFileSync(pidFile, 'utf8').split(' ').map(Number);

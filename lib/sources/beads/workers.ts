@@ -2,9 +2,9 @@
 // worker's own actor name), every worktree's agent uses the main repository's beads database, and the
 // prompt names the bead, since /sp:next alone would pick any ready one.
 import path from 'node:path';
-import { ClaimLostError, errorMessage, RalphError } from '../errors.ts';
+import { ClaimLostError, errorMessage, RalphError } from '../../errors.ts';
 import type { Bd } from './bd.ts';
-import type { Snapshot, SnapshotPurpose, Task, WorkerSupport } from './types.ts';
+import type { Snapshot, SnapshotPurpose, Task, WorkerSupport } from '../types.ts';
 
 /**
  * The assignee a worker's claims carry: `ralph-w2` on one machine; with --remote, `ralph-<host>-w2`, so

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RalphError, UsageError } from './errors.ts';
-import { camelName, envName, OPTIONS, type OptionSpec } from './config/options.ts';
-import { convertValue, type OptionValue } from './config/values.ts';
+import { RalphError, UsageError } from '../errors.ts';
+import { camelName, envName, OPTIONS, type OptionSpec } from './options.ts';
+import { convertValue, type OptionValue } from './values.ts';
 
 export type SourceName = 'beads' | 'speckit' | 'prd';
 

@@ -5,8 +5,8 @@ import { chmodSync, copyFileSync, existsSync, lstatSync, readFileSync } from 'no
 import path from 'node:path';
 import type { Git } from './git.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from './private-files.ts';
-import type { Redactor } from './redact/index.ts';
-import { matchesAny } from './iteration/work-state.ts';
+import type { Redactor } from '../redact/index.ts';
+import { matchesAny } from '../iteration/work-state.ts';
 
 /** Why a changed path stays out of ralph's commit. */
 export type LeftOutReason =

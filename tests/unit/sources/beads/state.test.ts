@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { emptyState, noteOutsideList, openBlockers, readyAgrees, type EpicState } from '../../../lib/sources/beads-state.ts';
-import type { BdIssue } from '../../../lib/sources/bd.ts';
+import { emptyState, noteOutsideList, openBlockers, readyAgrees, type EpicState } from '../../../../lib/sources/beads/state.ts';
+import type { BdIssue } from '../../../../lib/sources/beads/bd.ts';
 
 const issue = (id: string, status = 'open'): BdIssue => ({ id, title: id, status, priority: 2 });
 

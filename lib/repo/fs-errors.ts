@@ -1,6 +1,6 @@
 // A file-system failure (disk full, read-only, permission denied, a file where a folder should be) said as
 // one line naming the path, instead of a stack trace: every write of ralph's ends through this door.
-import { RalphError } from './errors.ts';
+import { RalphError } from '../errors.ts';
 
 const WHY: Record<string, { why: string; hint: string }> = {
   ENOSPC: { why: 'the disk is full', hint: "free some space and start ralph again (it resumes); --log-max-bytes caps what one iteration's logs keep" },

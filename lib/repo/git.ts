@@ -4,7 +4,7 @@ import path from 'node:path';
 import type * as SimpleGitModule from 'simple-git';
 import type { SimpleGit } from 'simple-git';
 import { isRalphFile } from './commit-set.ts';
-import { RalphError } from './errors.ts';
+import { RalphError } from '../errors.ts';
 
 // Required, not imported: under tsx, simple-git's CommonJS build loads in about a third of the time its
 // ESM build takes through the loader hooks (median of 10 starts under load: ~100 vs ~270 ms).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createClaimKeeper } from '../../../lib/sources/beads-keeper.ts';
-import type { Renewal } from '../../../lib/sources/beads-lease.ts';
+import { createClaimKeeper } from '../../../../lib/sources/beads/keeper.ts';
+import type { Renewal } from '../../../../lib/sources/beads/lease.ts';
 
 /** A keeper whose timers the test fires by hand, and whose renewals answer what the test says. */
 function keeperWith(answers: Array<Renewal | Error>) {

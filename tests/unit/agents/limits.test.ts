@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fallbackWait, isUsageLimitText, nextClockTime, parseResetTime, parseSpokenDuration } from '../../lib/limits.ts';
+import { fallbackWait, isUsageLimitText, nextClockTime, parseResetTime, parseSpokenDuration } from '../../../lib/agents/limits.ts';
 
 // 2026-11-22T01:00:00Z
 const NOW = Date.UTC(2026, 10, 22, 1, 0, 0);

@@ -16,11 +16,11 @@
 // the reopen is skipped. Then this host claims it as its own worker, atomically, and checks with `bd show`
 // (claimForWorker). The two writes of the guarded reopen are two transactions in bd; a takeover that
 // another finished inside that gap is caught by looking again after a short pause (TAKEOVER_SETTLE_MS).
-import { ClaimLostError, errorMessage } from '../errors.ts';
-import type { Config } from '../config.ts';
+import { ClaimLostError, errorMessage } from '../../errors.ts';
+import type { Config } from '../../config/index.ts';
 import type { Bd, BdIssue } from './bd.ts';
-import { claimForWorker, parseActor, workerActor } from './beads-workers.ts';
-import type { Task } from './types.ts';
+import { claimForWorker, parseActor, workerActor } from './workers.ts';
+import type { Task } from '../types.ts';
 
 /** How long a claim lives without renewal: 10 minutes unless config `lease` (ms) says otherwise. */
 export const DEFAULT_LEASE_MS = 600_000;
