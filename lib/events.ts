@@ -1,6 +1,6 @@
 import type { AgentEvent } from './agents/types.ts';
 import type { Redactor } from './redact/index.ts';
-import type { Task } from './sources/types.ts';
+import type { Task } from './task.ts';
 
 /** `question`: the agent stopped to ask a person (its final answer held a `<question>`); the task waits for the answer. */
 export type IterationOutcome = 'pass' | 'fail' | 'no_change' | 'question';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Git } from './git.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from './private-files.ts';
 import type { Redactor } from '../redact/index.ts';
-import { matchesAny } from '../iteration/work-state.ts';
+import { isRalphFile, matchesAny } from './paths.ts';
 
 /** Why a changed path stays out of ralph's commit. */
 export type LeftOutReason =
@@ -98,10 +98,6 @@ function withStateFiles(changed: readonly string[], state: readonly string[], cw
   return [...changed.filter((file) => !matchesAny(file, extra)), ...extra];
 }
 
-/** ralph's own run state: never part of a commit. */
-export function isRalphFile(file: string): boolean {
-  return file === '.ralph.lock' || file.startsWith('.ralph/') || file.startsWith('.ralph.lock.d/');
-}
 
 /** How commits happen in a run: ralph commits each passing iteration, the agent commits its own work, or nobody (--no-commit). */
 export type CommitMode = 'ralph' | 'agent' | 'off';

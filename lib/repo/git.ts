@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as SimpleGitModule from 'simple-git';
 import type { SimpleGit } from 'simple-git';
-import { isRalphFile } from './commit-set.ts';
+import { isRalphFile } from './paths.ts';
 import { RalphError } from '../errors.ts';
 
 // Required, not imported: under tsx, simple-git's CommonJS build loads in about a third of the time its

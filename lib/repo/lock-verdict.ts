@@ -2,7 +2,13 @@
 // PID started before the lock was taken, and the lock's heartbeat (the lock directory's mtime, refreshed
 // every 5 s by the running ralph) is fresh. Pure: lib/lock.ts gathers the evidence from disk and /proc.
 import { formatDuration } from '../duration.ts';
-import type { LockInfo } from './lock.ts';
+
+/** The three lines of `.ralph.lock`: the run's PID, its ISO start time, its branch. */
+export interface LockInfo {
+  pid: number;
+  startedAt: string;
+  branch: string;
+}
 
 /**
  * A heartbeat older than this is stale. The holder refreshes it every 5 s, so a minute is 12 missed beats:

@@ -4,18 +4,14 @@ import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
 import { RalphError } from '../errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
-import { HEARTBEAT_WATCH_MS, judgeLock, type LockVerdict } from './lock-verdict.ts';
+import { HEARTBEAT_WATCH_MS, judgeLock, type LockInfo, type LockVerdict } from './lock-verdict.ts';
 import { processAlive, processStart } from '../process/process-tree.ts';
 
 export const LOCK_FILE = '.ralph.lock';
 /** proper-lockfile's own lock directory, beside the human-readable `.ralph.lock`. */
 const LOCK_DIR_SUFFIX = '.d';
 
-export interface LockInfo {
-  pid: number;
-  startedAt: string;
-  branch: string;
-}
+export type { LockInfo };
 
 /** Parses the three lines of `.ralph.lock`: PID, ISO start time, branch. */
 export function parseLockInfo(text: string): LockInfo | undefined {

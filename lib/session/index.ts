@@ -9,7 +9,8 @@ import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequ
 import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../repo/git.ts';
-import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../repo/commit-set.ts';
+import { CommitGuard, describeLeftOut, startNotes } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
 import { inspectLock, type HeldLock } from '../repo/lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';

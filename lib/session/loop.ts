@@ -6,10 +6,10 @@ import { mkdirSync } from 'node:fs';
 import type { Agent } from '../agents/types.ts';
 import type { Config } from '../config/index.ts';
 import type { Control } from '../control/index.ts';
-import { decideNext } from '../decide.ts';
+import { decideNext } from './decide.ts';
 import type { Deps } from '../deps.ts';
 import { abortError, ClaimLostError, errorMessage, ExitCode, RalphError, StopRequestedError } from '../errors.ts';
-import type { EventBus, IterationRecord, RunStatus, RunSummary } from '../events.ts';
+import type { EventBus, IterationRecord, RunStatus } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Git } from '../repo/git.ts';
 import { runIteration, type IterationOutput } from '../iteration/index.ts';
@@ -28,7 +28,7 @@ import type { Reviewer } from '../iteration/review.ts';
 import type { Dock } from '../landing/types.ts';
 import { count, describeTasksLeft } from '../progress/tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
-import { endLoop, lookAtHosts, pollMs, spread, spreadWindow } from './loop-end.ts';
+import { endLoop, lookAtHosts, pollMs, spread, spreadWindow, type LoopResult } from './loop-end.ts';
 import { Reruns } from './reruns.ts';
 import { describeWaiting } from '../questions/index.ts';
 
@@ -71,7 +71,7 @@ export interface LoopContext {
   dock?: Dock;
 }
 
-export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
+export type { LoopResult };
 
 type Ended = { slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown };
 

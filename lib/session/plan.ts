@@ -1,7 +1,8 @@
 import { formatDuration } from '../duration.ts';
 import { count } from '../progress/tasks-left.ts';
 import type { Deps } from '../deps.ts';
-import { isRalphFile, startNotes, withUserWorkNote, type CommitMode } from '../repo/commit-set.ts';
+import { startNotes, withUserWorkNote, type CommitMode } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
 import { DEFAULT_MAX_CONVERGE } from './converge.ts';
 import type { LockState } from '../repo/lock.ts';
 import { HEARTBEAT_WATCH_MS } from '../repo/lock-verdict.ts';

@@ -2,9 +2,9 @@
 // iteration's commits are replayed onto the feature branch (this host's, or the remote's: lib/landing/)
 // under the merge lock, then ralph records the task in the main worktree's state files and commits them
 // with the work; anything else is kept on a branch.
-import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
+import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
+import { isRalphFile, matchesAny } from '../repo/paths.ts';
 import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
-import { matchesAny } from '../iteration/work-state.ts';
 import { gitReason, type Git } from '../repo/git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';

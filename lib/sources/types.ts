@@ -3,6 +3,7 @@ import type { Config, SourceName } from '../config/index.ts';
 import type { GateResult } from '../gates.ts';
 import type { Classification } from '../agents/types.ts';
 import type { ReviewRecord } from '../events.ts';
+import type { Task } from '../task.ts';
 
 /** How a source names its tasks and their finishing in messages (`bead` … `closed`). */
 export interface TaskWords {
@@ -11,14 +12,7 @@ export interface TaskWords {
 }
 
 /** One unit of work as any source sees it. */
-export interface Task {
-  id: string;
-  title: string;
-  /** Source-specific status word (open, in_progress, closed, pending, completed, …). */
-  status: string;
-  priority?: number;
-  meta?: Record<string, unknown>;
-}
+export type { Task };
 
 /** What a source looks like at one moment. `remaining` is everything not done (ready or not). */
 export interface Snapshot {

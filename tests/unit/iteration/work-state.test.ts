@@ -3,7 +3,8 @@ import { appendFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'no
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Git } from '../../../lib/repo/git.ts';
-import { compareWorkStates, matchesAny, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
+import { compareWorkStates, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
+import { matchesAny } from '../../../lib/repo/paths.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const state = (head: string | undefined, files: Record<string, string>): WorkState => ({ head, files: new Map(Object.entries(files)) });

@@ -1,7 +1,7 @@
 // tasks.md as real projects write it (patterns seen in public repositories, in fixtures written for ralph):
 // for each, the tasks ralph sees, the next task, and that completion is refused while one line is open.
 import { describe, expect, it } from 'vitest';
-import { decideNext } from '../../../../lib/decide.ts';
+import { decideNext } from '../../../../lib/session/decide.ts';
 import { parseTasksMd, type ParsedTasks } from '../../../../lib/sources/speckit/parse.ts';
 import { buildSnapshot, currentTaskBlock, explainStuck } from '../../../../lib/sources/speckit/select.ts';
 import { noTasksProblem, strayWarnings } from '../../../../lib/sources/speckit/check.ts';

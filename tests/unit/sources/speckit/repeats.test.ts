@@ -1,7 +1,7 @@
 // The rule for ids written on several lines (lib/sources/speckit/repeats.ts): which lines are tasks,
 // which are copies that follow a task, which are strays, and what that leaves for the loop.
 import { describe, expect, it } from 'vitest';
-import { decideNext } from '../../../../lib/decide.ts';
+import { decideNext } from '../../../../lib/session/decide.ts';
 import { parseTasksMd } from '../../../../lib/sources/speckit/parse.ts';
 import { buildSnapshot } from '../../../../lib/sources/speckit/select.ts';
 

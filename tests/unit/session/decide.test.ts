@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decideNext, decideOutcome, tasksFinished } from '../../lib/decide.ts';
-import type { Snapshot, Task } from '../../lib/sources/types.ts';
+import { decideNext } from '../../../lib/session/decide.ts';
+import { decideOutcome, tasksFinished } from '../../../lib/iteration/outcome.ts';
+import type { Snapshot, Task } from '../../../lib/sources/types.ts';
 
 const task = (id: string, status = 'open'): Task => ({ id, title: id, status });
 const snap = (ready: string[], remaining: string[], done: string[] = []): Snapshot => ({ ready: ready.map((id) => task(id)), remaining: remaining.map((id) => task(id)), done: done.map((id) => task(id, 'closed')) });
