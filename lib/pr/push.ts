@@ -7,7 +7,8 @@ import { describeLeftOut, type CommitGuard } from '../repo/commit-set.ts';
 import type { Deps } from '../deps.ts';
 import type { Git } from '../repo/git.ts';
 import { count } from '../progress/tasks-left.ts';
-import { firstLine, quietEnv, type PrTarget } from './target.ts';
+import { quietEnv } from '../repo/git.ts';
+import { firstLine, type PrTarget } from './target.ts';
 
 const PUSH_TIMEOUT_MS = 10 * 60_000;
 

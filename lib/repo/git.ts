@@ -10,6 +10,11 @@ import { RalphError } from '../errors.ts';
 // ESM build takes through the loader hooks (median of 10 starts under load: ~100 vs ~270 ms).
 const { simpleGit } = createRequire(import.meta.url)('simple-git') as typeof SimpleGitModule;
 
+/** No prompt from git (credentials) or gh, whatever the terminal: ralph runs unattended. */
+export function quietEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, GIT_TERMINAL_PROMPT: '0', GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' };
+}
+
 /**
  * simple-git 4 drops every ambient GIT_* variable unless allowed; these only say who commits and how git
  * finds its config, which users of CI, containers and tmux sessions rely on.
