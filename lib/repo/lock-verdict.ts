@@ -1,6 +1,6 @@
 // Whether a lock on disk is held, judged from evidence: the PID it names is alive, the process behind that
 // PID started before the lock was taken, and the lock's heartbeat (the lock directory's mtime, refreshed
-// every 5 s by the running ralph) is fresh. Pure: lib/lock.ts gathers the evidence from disk and /proc.
+// every 5 s by the running ralph) is fresh. Pure: lib/repo/lock.ts gathers the evidence from disk and /proc.
 import { formatDuration } from '../duration.ts';
 
 /** The three lines of `.ralph.lock`: the run's PID, its ISO start time, its branch. */
