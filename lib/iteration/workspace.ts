@@ -2,6 +2,7 @@
 // agent), or in a worker's worktree whose commits ralph merges back (several agents).
 import type { LeftOut } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
+import type { GateResult } from '../gates.ts';
 import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
 /** What the iteration decided, handed to the workspace to record and (on a pass) merge. */
@@ -32,6 +33,8 @@ export interface Landed {
   refused?: boolean;
   /** Time spent merging back (replay, fast-forward, state commit), waiting for the merge lock excluded. */
   mergeMs?: number;
+  /** The gates run again on the merged result before it landed (several workers; absent when not needed). */
+  mergeGates?: GateResult[];
   /** Changed paths ralph did not commit (the user's own, secrets, private keys), with why. */
   leftOut?: LeftOut[];
   /** The paths ralph's commit took, when it made one in the workspace (the rest stays as it was). */

@@ -119,7 +119,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const base = await ctx.git.head();
       if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
-      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, dock: dock!, sessionId: ctx.sessionId, guard: ctx.guard });
+      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, dock: dock!, sessionId: ctx.sessionId, guard: ctx.guard, gates: ctx.gates });
       workers.set(slot, worker);
     }
     return worker;

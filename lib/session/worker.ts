@@ -11,6 +11,7 @@ import type { IterationInfo, IterationResult, Task, TaskSource } from '../source
 import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';
 import { taskState, trailers } from '../landing/state.ts';
 import type { Dock } from '../landing/types.ts';
+import { failureLine, type GateResult } from '../gates.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
 
 export interface WorkerOptions {
@@ -24,6 +25,11 @@ export interface WorkerOptions {
   sessionId: string;
   /** What ralph's commits may hold (no secrets, no private keys); the worktree itself holds no user changes. */
   guard?: CommitGuard;
+  /**
+   * ralph's quality gates, when configured: run again on the merged result before the feature branch moves
+   * to it, unless the merge is a fast-forward of exactly what the iteration's own gates passed.
+   */
+  gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
 }
 
 export interface WorkerWorkspace extends Workspace {
@@ -44,6 +50,18 @@ interface Early {
 /** How an iteration whose work could not be merged is described. */
 export function conflictReason(paths: readonly string[], kept: string | undefined): string {
   return `merge conflict in ${paths.join(', ')}: the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again on a fresh base`;
+}
+
+/** What stands in a conflict's place when the merged result fails the gates: the gates that failed. */
+export function gatesConflict(results: readonly GateResult[]): string[] {
+  return [`the gates on the merged result (${results.filter((gate) => !gate.passed).map((gate) => gate.name).join(', ')})`];
+}
+
+/** Why a merged result did not land: which gate failed on which head, with the gate's telling line. */
+export function mergedGatesReason(results: readonly GateResult[], target: string, kept: string | undefined): string {
+  const failed = results.filter((gate) => !gate.passed);
+  const said = failed.map((gate) => `${gate.name === gate.command ? gate.name : `${gate.name} (${gate.command})`} failed ${gate.timedOut ? 'by timing out' : `with exit ${gate.exitCode}`}${gate.outputTail ? `: ${failureLine(gate.outputTail)}` : ''}`).join('; ');
+  return `the work passed its gates alone but not merged on ${target.slice(0, 12)}, with the work landed since: ${said}; it was not landed, the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again on the new head`;
 }
 
 export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
@@ -168,6 +186,19 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       }
       ready = undefined;
       let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
+      // The branch only ever holds commits that pass the gates: the merged result is gated before the branch
+      // moves to it, unless it is exactly what the iteration's own gates passed (the branch had not moved).
+      if (!('conflict' in replay) && replay.head !== target && options.gates && target !== tree.base) {
+        const gated = await options.gates(info.iteration, tree.dir);
+        if (!gated.every((gate) => gate.passed)) {
+          await backTo(original);
+          const kept = await keepShared(info.iteration);
+          const reason = mergedGatesReason(gated, target, kept);
+          if (dock.remote) await dock.rewind(target);
+          await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [], gates: gated }, info);
+          return { conflict: gatesConflict(gated), kept, reason, head: target, mergeGates: gated };
+        }
+      }
       if (!('conflict' in replay) && replay.head !== target) {
         const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
         if (!forward.ok) conflict = [`the main worktree (${gitReason(forward.output, 'git merge --ff-only failed')})`];

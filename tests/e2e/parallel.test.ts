@@ -292,6 +292,50 @@ describe('--parallel N', () => {
     expectWorkersGone(sandbox);
   });
 
+  it('green alone, red together: a merged result that fails the gates never lands; its task runs again on the new head with the gate\'s output', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    mkdirSync(path.join(sandbox.repo, 'parts'));
+    writeFileSync(path.join(sandbox.repo, 'parts', 'base.txt'), 'base\n');
+    // The "build": each name may be declared once across parts/ (as two `const current` would break a build).
+    writeFileSync(path.join(sandbox.repo, 'check.sh'), 'dupes=$(cat parts/*.txt | sort | uniq -d)\nif [ -n "$dupes" ]; then echo "SyntaxError: Identifier \'$dupes\' has already been declared" >&2; exit 1; fi\necho "$(date +%s%N)" >> "$GATE_LOG"\n');
+    commitAll(sandbox, 'parts and the check');
+    prdProject(sandbox, prdStories(2));
+    const gateLog = path.join(sandbox.root, 'gate-runs.log');
+    sandbox.env.GATE_LOG = gateLog;
+    const marker = (name: string) => path.join(sandbox.root, `marker-${name}`);
+    prdScenario(
+      sandbox,
+      [1, 2].map((n) => ({
+        match: `**US-00${n}**`,
+        steps: [
+          // Both declare "current", each in a file of its own: no textual conflict, and each passes alone.
+          { write: { [`parts/story-${n}.txt`]: 'current\n' }, touch: marker(`${n}`), awaitFiles: [marker('1'), marker('2')], lines: [report('completed')] },
+          // The one that lands second runs again on the new head, and declares another name.
+          { write: { [`parts/story-${n}.txt`]: `current${n}\n` }, lines: [report('completed')] },
+        ],
+      })),
+    );
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', '--gate', 'sh check.sh', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const records = JSON.parse(result.stdout).records as Array<{ taskId: string; outcome: string; reason: string }>;
+    const failed = records.filter((record) => record.outcome === 'fail');
+    expect(failed, result.stderr).toHaveLength(1);
+    expect(failed[0]!.reason).toMatch(/^the work passed its gates alone but not merged on [0-9a-f]{12}, with the work landed since: sh check\.sh failed with exit 1: SyntaxError: Identifier 'current' has already been declared; it was not landed, the work is kept on branch ralph-kept\//);
+    const second = failed[0]!.taskId;
+    expect(records.filter((record) => record.taskId === second).map((record) => record.outcome)).toEqual(['fail', 'pass']);
+    // The agent's second attempt was told why: the gate's line is in its prompt.
+    const prompts = agentCalls(sandbox).map((call) => `${call.stdin}\n${call.argv.join(' ')}`);
+    expect(prompts.filter((prompt) => prompt.includes(`**${second}**`)).at(-1)).toMatch(/Identifier 'current' has already been declared/);
+    // Every commit the branch ever held passes the check.
+    for (const sha of git(sandbox, ['rev-list', 'HEAD']).split('\n').filter(Boolean)) {
+      const parts = git(sandbox, ['ls-tree', '--name-only', `${sha}`, 'parts/']).split('\n').filter(Boolean);
+      const names = parts.flatMap((file) => git(sandbox, ['show', `${sha}:${file}`]).split('\n').filter(Boolean));
+      expect(new Set(names).size, `commit ${sha.slice(0, 12)} holds a duplicate declaration: ${names.join(', ')}`).toBe(names.length);
+    }
+    expect(readFileSync(path.join(sandbox.repo, `parts/story-${second.slice(-1)}.txt`), 'utf8')).toBe(`current${second.slice(-1)}\n`);
+    expectWorkersGone(sandbox);
+  });
+
   it.skipIf(bwrap.skip)(bwrap.title('workers under --sandbox bwrap: each agent writes its own worktree (not the repository beside it), and the work merges back'), async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     // The fake agent's own bookkeeping must be in a folder the sandbox lets it write.
