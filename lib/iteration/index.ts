@@ -159,6 +159,13 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   }
   if (landed.kept) record.kept = landed.kept;
   if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;
+  if (landed.resolve) {
+    // The agent's run that resolved (or tried to resolve) a conflict on the new head is this iteration's cost.
+    record.costUsd += landed.resolve.costUsd;
+    record.inputTokens += landed.resolve.inputTokens;
+    record.outputTokens += landed.resolve.outputTokens;
+    if (landed.resolve.ok && !landed.conflict && !landed.refused) record.reason = `${record.reason}; its merge conflict in ${landed.resolve.files!.join(', ')} with the work landed since was resolved by the agent (${(landed.resolve.durationMs / 1000).toFixed(1)}s)`;
+  }
   if (landed.conflict || landed.refused) {
     record.outcome = 'fail';
     record.reason = landed.reason ?? `merge conflict in ${landed.conflict!.join(', ')}`;

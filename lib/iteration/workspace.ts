@@ -35,6 +35,8 @@ export interface Landed {
   mergeMs?: number;
   /** The gates run again on the merged result before it landed (several workers; absent when not needed). */
   mergeGates?: GateResult[];
+  /** A conflict the agent was asked to resolve on the new head: whether it did (which files), or why not, and what the run cost. */
+  resolve?: { ok: boolean; files?: string[]; why?: string; costUsd: number; inputTokens: number; outputTokens: number; durationMs: number };
   /** Changed paths ralph did not commit (the user's own, secrets, private keys), with why. */
   leftOut?: LeftOut[];
   /** The paths ralph's commit took, when it made one in the workspace (the rest stays as it was). */

@@ -108,8 +108,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let head = await ctx.git.head();
   // Several workers: where they land (this host's branch, or the remote's), the worktrees; loaded only then.
   const several = single ? undefined : await (async () => {
-    const [{ localDock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('../landing/local.ts'), import('./worker.ts')]);
-    return { dock: ctx.dock ?? localDock(ctx.git, head), worktreeWorkspace, closeWorkers };
+    const [{ localDock }, { worktreeWorkspace, closeWorkers }, { agentResolver }] = await Promise.all([import('../landing/local.ts'), import('./worker.ts'), import('./resolver.ts')]);
+    const resolve = agentResolver({ root: ctx.root, config: ctx.config, deps: ctx.deps, agent: ctx.agent, profile: ctx.profile, bus, signal, usageWait: ctx.usageWait, wrap: ctx.wrap, redactor: ctx.redactor, roster: ctx.roster }, ctx.logDir);
+    return { dock: ctx.dock ?? localDock(ctx.git, head), worktreeWorkspace, closeWorkers, resolve };
   })();
   const dock = several?.dock;
   const workers = new Map<number, WorkerWorkspace>();
@@ -119,7 +120,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const base = await ctx.git.head();
       if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
-      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, dock: dock!, sessionId: ctx.sessionId, guard: ctx.guard, gates: ctx.gates });
+      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, dock: dock!, sessionId: ctx.sessionId, guard: ctx.guard, gates: ctx.gates, resolve: several!.resolve });
       workers.set(slot, worker);
     }
     return worker;

@@ -11,7 +11,9 @@ import type { IterationInfo, IterationResult, Task, TaskSource } from '../source
 import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';
 import { taskState, trailers } from '../landing/state.ts';
 import type { Dock } from '../landing/types.ts';
-import { failureLine, type GateResult } from '../gates.ts';
+import type { GateResult } from '../gates.ts';
+import { conflictReason, gatesConflict, mergedGatesReason } from '../landing/reasons.ts';
+import { resolveOnto, type Resolved, type Resolver } from '../landing/resolve.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
 
 export interface WorkerOptions {
@@ -30,6 +32,8 @@ export interface WorkerOptions {
    * to it, unless the merge is a fast-forward of exactly what the iteration's own gates passed.
    */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
+  /** Lets the agent resolve a conflict on the new head (once per landing) before the task is redone. */
+  resolve?: Resolver;
 }
 
 export interface WorkerWorkspace extends Workspace {
@@ -45,23 +49,6 @@ interface Early {
   target: string;
   original: string;
   replay: Replay;
-}
-
-/** How an iteration whose work could not be merged is described. */
-export function conflictReason(paths: readonly string[], kept: string | undefined): string {
-  return `merge conflict in ${paths.join(', ')}: the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again on a fresh base`;
-}
-
-/** What stands in a conflict's place when the merged result fails the gates: the gates that failed. */
-export function gatesConflict(results: readonly GateResult[]): string[] {
-  return [`the gates on the merged result (${results.filter((gate) => !gate.passed).map((gate) => gate.name).join(', ')})`];
-}
-
-/** Why a merged result did not land: which gate failed on which head, with the gate's telling line. */
-export function mergedGatesReason(results: readonly GateResult[], target: string, kept: string | undefined): string {
-  const failed = results.filter((gate) => !gate.passed);
-  const said = failed.map((gate) => `${gate.name === gate.command ? gate.name : `${gate.name} (${gate.command})`} failed ${gate.timedOut ? 'by timing out' : `with exit ${gate.exitCode}`}${gate.outputTail ? `: ${failureLine(gate.outputTail)}` : ''}`).join('; ');
-  return `the work passed its gates alone but not merged on ${target.slice(0, 12)}, with the work landed since: ${said}; it was not landed, the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again on the new head`;
 }
 
 export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
@@ -152,8 +139,14 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     // One host lands in one round, so it asks git neither (a replay that conflicts undoes itself).
     const original = early?.original ?? (dock.remote ? await tree.git.head() : undefined);
     const before = dock.remote ? await main.head() : undefined;
+    // Once per landing, the agent may resolve a conflict on the new head; its commit then stands for the work.
+    const resolving: { tried?: Resolved } = {};
     try {
-      return await landOn(landing, own, agentCommitted, original, early);
+      const landed = await landOn(landing, own, agentCommitted, original, early, resolving);
+      const { tried } = resolving;
+      if (!tried?.resolution) return landed;
+      const { costUsd, inputTokens, outputTokens, durationMs } = tried.resolution;
+      return { ...landed, resolve: { ok: 'head' in tried, ...('head' in tried ? { files: tried.files } : { why: tried.why }), costUsd, inputTokens, outputTokens, durationMs } };
     } catch (error) {
       if (!(error instanceof RemoteUnreachableError)) throw error;
       // The remote stayed silent past --remote-wait: this clone goes back to what it had, the work to a branch.
@@ -164,7 +157,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     }
   };
 
-  const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined): Promise<Landed> => {
+  const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined, resolving: { tried?: Resolved }): Promise<Landed> => {
     let ready = early;
     const refuse = async (why: string, target: string, iteration: number): Promise<Landed> => {
       await backTo(original);
@@ -179,12 +172,22 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (lost) return refuse(lost, target, info.iteration);
       let replay: Replay;
       if (ready && ready.target === target) replay = ready.replay;
+      else if (resolving.tried && 'head' in resolving.tried) replay = await pickOnto(tree.git, resolving.tried.head, target);
       else {
         // The branch moved since: the worktree goes back to the agent's work and is rebased again.
         await backTo(original);
         replay = await rebase(target, own, agentCommitted);
       }
       ready = undefined;
+      if ('conflict' in replay && options.resolve && !resolving.tried) {
+        // A short agent run on the new head costs less than the whole task again: the markers are its to settle.
+        const work = (await tree.git.head())!;
+        const env = { ...source.agentEnv?.(), ...source.workers.env(tree.dir) };
+        const message = commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker));
+        const tried = await resolveOnto(tree.git, tree.dir, tree.base, work, target, stateFiles(), (markers) => options.resolve!({ task, iteration: info.iteration, cwd: tree.dir, env, markers }), message);
+        resolving.tried = tried;
+        if ('head' in tried) replay = { head: tried.head, commits: 1 };
+      }
       let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
       // The branch only ever holds commits that pass the gates: the merged result is gated before the branch
       // moves to it, unless it is exactly what the iteration's own gates passed (the branch had not moved).
@@ -207,7 +210,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
         await backTo(original);
         const kept = await keepShared(info.iteration);
-        const reason = conflictReason(conflict, kept);
+        const reason = conflictReason(conflict, kept, resolving.tried && 'why' in resolving.tried ? resolving.tried.why : undefined);
         if (dock.remote) await dock.rewind(target);
         // Under the lock already: the failure is published inline.
         await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
@@ -216,7 +219,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       await source.workers.markDone(result.tasksDone);
       const at = await state.settleOn(result, info);
       // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker)), own !== undefined && 'commits' in replay && replay.commits > 0);
+      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker)), (own !== undefined || (resolving.tried !== undefined && 'head' in resolving.tried)) && 'commits' in replay && replay.commits > 0);
       const head = await main.head();
       const published = await dock.publish(task.id);
       if (published.kind !== 'landed') {
