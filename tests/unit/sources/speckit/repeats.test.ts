@@ -142,6 +142,31 @@ const rows: Row[] = [
     remaining: [],
     decision: 'complete',
   },
+  {
+    name: 'a repeat in the phases with a few words of the original (`T001 - the app`) is a copy, not T001#2',
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '## Phase 2: Release', '- [ ] T001 - app in src'],
+    tasks: ['T001:x'],
+    copies: ['4→T001'],
+    remaining: [],
+    decision: 'complete',
+  },
+  {
+    name: "a summary's phase subheadings stay in the summary: its short rows are copies, never phases of their own",
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '- [ ] T002 Verify the quickstart guide', '## Task Checklist Summary', '### Phase 1: Setup (2 tasks)', '- [ ] T001 - App', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T001:x', 'T002: '],
+    copies: ['6→T001', '7→T002'],
+    remaining: ['T002'],
+    next: 'T002',
+    decision: 'run',
+  },
+  {
+    name: 'under an explanatory heading that is not a summary, only an abbreviation is a copy: a row sharing one word is a stray',
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '- [x] T002 Verify the quickstart guide', '## Notes', '- [ ] T001 - app', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T001:x', 'T002:x'],
+    copies: ['5→T001'],
+    remaining: ['line 6'],
+    decision: 'stuck',
+  },
 ];
 
 describe('repeated ids: tasks, copies and strays', () => {
