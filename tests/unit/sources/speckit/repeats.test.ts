@@ -160,6 +160,14 @@ const rows: Row[] = [
     decision: 'run',
   },
   {
+    name: "an explanatory subheading inside a summary (### Dependencies) is still the summary's",
+    lines: [PHASE, '- [x] T002 Verify the quickstart guide', '## Task Summary', '### Dependencies', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T002:x'],
+    copies: ['5→T002'],
+    remaining: [],
+    decision: 'complete',
+  },
+  {
     name: 'under an explanatory heading that is not a summary, only an abbreviation is a copy: a row sharing one word is a stray',
     lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '- [x] T002 Verify the quickstart guide', '## Notes', '- [ ] T001 - app', '- [ ] T002 - Quickstart validation'],
     tasks: ['T001:x', 'T002:x'],
