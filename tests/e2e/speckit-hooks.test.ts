@@ -128,6 +128,26 @@ describe('Spec Kit extension hooks, end to end', () => {
     expect(agentCalls(sandbox).map((call) => call.stdin)).toEqual(['/speckit.git.validate', expect.stringContaining('T002'), '/speckit.review.run', '/speckit.review.run']);
   });
 
+  it('with --parallel 2 nothing starts beside a hook pass, which runs in the repository itself', async () => {
+    sandbox = makeSandbox();
+    project(sandbox);
+    scenario(sandbox, [
+      { workMs: 1500, lines: [answer('Validated.')] },
+      { edit: [tick('T002')], lines: [answer('Did T002.')] },
+      { edit: [tick('T003')], lines: [answer('Did T003.')] },
+      { lines: [answer('Reviewed.')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', '--parallel', '2', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const calls = agentCalls(sandbox);
+    expect(calls).toHaveLength(4);
+    expect(calls[0]!.stdin).toBe('/speckit.git.validate');
+    expect(calls[0]!.cwd).toBe(sandbox.repo);
+    // The tasks start once the hook's agent ended, not beside it.
+    for (const call of calls.slice(1, 3)) expect(Date.parse(call.time) - Date.parse(calls[0]!.time)).toBeGreaterThanOrEqual(1400);
+    expect(calls[3]!.stdin).toBe('/speckit.review.run');
+  });
+
   it('a malformed extensions.yml: one line naming the file and the line, exit 1, no agent started', async () => {
     sandbox = makeSandbox();
     project(sandbox, 'hooks:\n  after_implement:\n  - command: speckit.review.run\n      optional: false\n');
