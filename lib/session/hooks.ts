@@ -11,6 +11,8 @@ export interface HookRuns {
   next(decision: NextStep['kind'], step: ConvergeStep | undefined): HookPassInfo | undefined;
   ended(hook: HookPassInfo, outcome: 'pass' | 'fail', iteration: number): void;
   summary(): Pick<RunSummary, 'hooks'>;
+  /** For the run's last line: `; the project's hooks passed: before_implement speckit.git.validate (git), …`. */
+  note(): string;
 }
 
 export function createHookRuns(source: TaskSource): HookRuns {
@@ -26,5 +28,6 @@ export function createHookRuns(source: TaskSource): HookRuns {
       runs.push({ name: hook.name, outcome, iteration });
     },
     summary: () => (runs.length > 0 ? { hooks: [...runs] } : {}),
+    note: () => (runs.length > 0 ? `; the project's hooks passed: ${runs.map((run) => run.name).join(', ')}` : ''),
   };
 }

@@ -103,7 +103,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const hookRuns = createHookRuns(source);
   let alone = false; // a converge or hook pass runs: nothing starts beside it
   const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult => ({
-    ...endLoop({ status, exitCode, message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart }),
+    ...endLoop({ status, exitCode, message: status === 'completed' ? `${message}${hookRuns.note()}` : message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart }),
     ...hookRuns.summary(),
   });
 

@@ -91,6 +91,7 @@ describe('Spec Kit extension hooks, end to end', () => {
       ['T002', 'pass'],
       ['after_implement:speckit.review.run', 'pass'],
     ]);
+    expect(summary.message).toBe("all tasks of Spec Kit feature 001-demo (specs/001-demo/tasks.md, chosen by the branch name) are complete; the project's hooks passed: before_implement speckit.git.validate (git), after_implement speckit.review.run (review)");
     expect(summary.hooks).toEqual([
       { name: 'before_implement speckit.git.validate (git)', outcome: 'pass', iteration: 1 },
       { name: 'after_implement speckit.review.run (review)', outcome: 'pass', iteration: 3 },

@@ -94,5 +94,6 @@ describe('createHookRuns: the next hook pass', () => {
     expect(runs.summary()).toEqual({});
     runs.ended(hooks.pending('before')[0]!, 'pass', 1);
     expect(runs.summary()).toEqual({ hooks: [{ name: 'before_implement speckit.git.validate (git)', outcome: 'pass', iteration: 1 }] });
+    expect(runs.note()).toBe("; the project's hooks passed: before_implement speckit.git.validate (git)");
   });
 });
