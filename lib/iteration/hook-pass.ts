@@ -10,7 +10,7 @@ import { compareWorkStates, readWorkState } from './work-state.ts';
 
 /** The pseudo-task a hook pass runs as: how every line, record and report names it. */
 export function hookTask(hook: HookPassInfo): Task {
-  return { id: hook.key, title: `${hook.name}${hook.description ? `: ${hook.description}` : ''}`, status: 'open' };
+  return { id: hook.key, title: hook.title, status: 'open' };
 }
 
 /** Runs the hook `hook` in the repository and records it in the source. */

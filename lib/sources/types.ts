@@ -144,6 +144,8 @@ export interface HookPassInfo {
   description?: string;
   /** How records and lines name it: `after_implement speckit.review.run (review)`. */
   name: string;
+  /** Its title as a task: `review extension's hook: Review the implementation`. */
+  title: string;
   /** What it is recorded as passed under. */
   key: string;
 }

@@ -99,9 +99,9 @@ describe('Spec Kit extension hooks, end to end', () => {
     const calls = agentCalls(sandbox);
     expect(calls.map((call) => call.stdin)).toEqual(['/speckit.git.validate', expect.stringContaining('T002'), '/speckit.review.run']);
     expect(calls[0]!.env.SPECIFY_FEATURE_DIRECTORY).toBe(path.join(sandbox.repo, FEATURE));
-    expect(result.stderr).toMatch(/iteration 1\/\d+: before_implement:speckit\.git\.validate before_implement speckit\.git\.validate \(git\): Check the feature branch\n/);
+    expect(result.stderr).toMatch(/iteration 1\/\d+: before_implement:speckit\.git\.validate git extension's hook: Check the feature branch\n/);
     const progress = readFileSync(path.join(sandbox.repo, FEATURE, 'progress.txt'), 'utf8');
-    expect(progress).toContain('- Task: after_implement:speckit.review.run after_implement speckit.review.run (review)');
+    expect(progress).toContain("- Task: after_implement:speckit.review.run review extension's hook: Review the implementation\n- Status: ");
     const tracking = JSON.parse(readFileSync(path.join(sandbox.repo, FEATURE, 'ralph-tasks.json'), 'utf8'));
     expect(tracking.hooks).toEqual({ passed: ['before_implement:speckit.git.validate', 'after_implement:speckit.review.run'], closed: true });
     // Run again: the feature is complete and its hooks passed: nothing runs.

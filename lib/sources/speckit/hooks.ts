@@ -33,7 +33,8 @@ export function projectHooks(root: string): ProjectHooks | undefined {
 }
 
 function info(hook: Hook, when: HookPassInfo['when']): HookPassInfo {
-  return { when, event: hook.event, command: hook.command, ...(hook.extension ? { extension: hook.extension } : {}), ...(hook.description ? { description: hook.description } : {}), name: `${hook.event} ${hookName(hook)}`, key: hookKey(hook) };
+  const title = `${hook.extension ? `${hook.extension} extension's hook` : 'extension hook'}${hook.description ? `: ${hook.description}` : ''}`;
+  return { when, event: hook.event, command: hook.command, ...(hook.extension ? { extension: hook.extension } : {}), ...(hook.description ? { description: hook.description } : {}), name: `${hook.event} ${hookName(hook)}`, title, key: hookKey(hook) };
 }
 
 /** The hooks of a Spec Kit feature (none when the project has no .specify/extensions.yml). */

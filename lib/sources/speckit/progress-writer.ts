@@ -80,7 +80,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
       const entry = iterationEntry({
         iteration: info.iteration,
         timestamp: state.stamp(),
-        task: { id: hook.key, title: hook.name },
+        task: { id: hook.key, title: hook.title },
         status: ok ? 'completed' : 'failed',
         ...(ok ? {} : { reason }),
         tasksDone: [],
