@@ -160,6 +160,15 @@ const rows: Row[] = [
     decision: 'run',
   },
   {
+    name: 'numbering restarted in a later phase: a task sharing words with the first but saying more is another task',
+    lines: [PHASE, '- [x] T001 Create the user model in src/models/user.ts', '## Phase 2: User Story 1', '- [ ] T001 Create the user model tests'],
+    tasks: ['T001:x', 'T001#2: '],
+    copies: [],
+    remaining: ['T001#2'],
+    next: 'T001#2',
+    decision: 'run',
+  },
+  {
     name: "an explanatory subheading inside a summary (### Dependencies) is still the summary's",
     lines: [PHASE, '- [x] T002 Verify the quickstart guide', '## Task Summary', '### Dependencies', '- [ ] T002 - Quickstart validation'],
     tasks: ['T002:x'],
