@@ -225,7 +225,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
           warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
         }
       }
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}) });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(result.hooks ? { hooks: result.hooks } : {}) });
       finished = true;
     } finally {
       control.close();

@@ -14,6 +14,8 @@ import type { GateResult } from '../gates.ts';
 import type { Git } from '../repo/git.ts';
 import { runIteration, type IterationOutput } from '../iteration/index.ts';
 import { convergeTask, runConvergePass } from '../iteration/converge.ts';
+import { hookTask, runHookPass } from '../iteration/hook-pass.ts';
+import { createHookRuns } from './hooks.ts';
 import type { Convergence } from './converge.ts';
 import type { AgentRoster } from '../iteration/agent-roster.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
@@ -21,7 +23,7 @@ import { inPlaceWorkspace, type Committed, type Workspace } from '../iteration/w
 import type { CommitGuard } from '../repo/commit-set.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { CommandWrap } from '../iteration/agent-run.ts';
-import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
+import type { HookPassInfo, IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import type { WorkerWorkspace } from './worker.ts';
 import { Worktrees } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
@@ -98,8 +100,12 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let firstError: unknown;
   let lastSnapshot: Snapshot | undefined;
   let doneAtStart: number | undefined; // tasks done when this run first looked (several hosts: who landed what)
-  const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult =>
-    endLoop({ status, exitCode, message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart });
+  const hookRuns = createHookRuns(source);
+  let alone = false; // a converge or hook pass runs: nothing starts beside it
+  const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult => ({
+    ...endLoop({ status, exitCode, message: status === 'completed' ? `${message}${hookRuns.note()}` : message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart }),
+    ...hookRuns.summary(),
+  });
 
   const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit, amendState: ctx.amendState }) : undefined;
   const worktrees = single ? undefined : new Worktrees(ctx.root, ctx.guard);
@@ -132,16 +138,23 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let looks = 0; // looks in a row at the remote with nothing to start (several hosts): each waits longer
   let at: string | undefined; // several hosts: the shared head of the last look
 
-  /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
-  const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
+  /** `pass`, `hook`: a converge pass or a project's hook, in the repository itself (nothing runs beside it), not a task. */
+  const start = (task: Task, slot: number, before: Snapshot, pass?: number, hook?: HookPassInfo): void => {
     const seenAt = at; // the shared head `before` was read at (several hosts)
     const info: IterationInfo = { iteration: 0, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
     started += 1;
+    alone = pass !== undefined || hook !== undefined;
     // Numbered once it goes ahead: a claim another host won spends neither a number nor the budget (record()).
     const number = (): void => void (info.iteration = firstIteration + numbered++);
     const ended = (async (): Promise<Ended> => {
       try {
         let workspace: Workspace;
+        if (hook) {
+          number();
+          const output = await runHookPass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, hook, { ...info, worker: undefined });
+          hookRuns.ended(hook, output.record.outcome === 'pass' ? 'pass' : 'fail', output.record.iteration);
+          return { slot, task, output };
+        }
         if (pass !== undefined) {
           number();
           const output = await runConvergePass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, { pass, maxPasses: ctx.convergence!.maxPasses, commitState: ctx.commitState }, { ...info, worker: undefined });
@@ -171,7 +184,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const describeLimit = (): string => (ctx.config.maxCost !== undefined && costUsd >= ctx.config.maxCost ? `cost budget of $${ctx.config.maxCost} spent ($${costUsd.toFixed(4)})` : `iteration limit of ${ctx.maxIterations} reached`);
   /** Whether another iteration may start now, whatever the task. */
   const mayStart = (): boolean => {
-    if (signal.aborted || failure !== undefined) return false;
+    if (signal.aborted || failure !== undefined || alone) return false;
     if (started >= ctx.maxIterations) return false;
     if (ctx.config.maxCost !== undefined && costUsd >= ctx.config.maxCost) return false;
     // No new agent while the session waits for a usage-limit reset, nor beside a task that must run alone.
@@ -194,6 +207,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
 
   const record = (ended: Ended): void => {
     running.delete(ended.slot);
+    alone = false;
     idle.push(ended.slot);
     idle.sort((a, b) => a - b);
     if ('error' in ended) {
@@ -229,12 +243,13 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     if (output.record.claimedComplete && output.after.remaining.length > 0) {
       bus.emit({ type: 'warning', message: `premature completion promise in iteration ${output.record.iteration}: ${count(output.after.remaining.length, 'task')} remain; going on` });
     }
+    // A pass's own failure (a hook that failed, a converge pass that broke) says more than the agent's.
+    if (output.failure) failure ??= output.failure;
     if (output.run.exhausted) {
       const classification = output.run.classification;
       failure ??= `agent still failing after ${output.run.attempts} attempts: ${'reason' in classification ? classification.reason : 'unknown'}`;
     }
     if (output.record.review?.exhausted) failure ??= `the reviewer ${output.record.review.agent} gave ${output.record.review.reasons}`;
-    if (output.failure) failure ??= output.failure;
     // The no-progress breaker: a dead loop stops here instead of spending the rest of the budget.
     const brake = decideBreaker(ctx.records, ctx.breaker, source.words);
     if (brake.kind === 'stop') failure ??= `${brake.reason} (${source.describe()})`;
@@ -258,10 +273,14 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         if (running.size === 0) {
           const next = decideNext(before, { iterations: started, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
           const step = next.kind === 'complete' ? ctx.convergence?.next(source.describe()) : undefined;
-          if (step?.kind === 'end') return finish(step.status, step.exitCode, step.message, before);
-          if (step?.kind === 'pass' && !mayStart()) return finish('limit_reached', ExitCode.limit, `${describeLimit()} before converge pass ${step.pass}: not proven converged`, before);
+          // The project's hooks: before the first task, and once every task is done (and converged).
+          const hook = hookRuns.next(next.kind, step);
+          if (hook && !mayStart()) return finish('limit_reached', ExitCode.limit, `${describeLimit()} before the project's ${hook.name} hook`, before);
+          if (hook) start(hookTask(hook), idle.shift()!, before, undefined, hook);
+          else if (step?.kind === 'end') return finish(step.status, step.exitCode, step.message, before);
+          else if (step?.kind === 'pass' && !mayStart()) return finish('limit_reached', ExitCode.limit, `${describeLimit()} before converge pass ${step.pass}: not proven converged`, before);
           if (step?.kind === 'pass') start(convergeTask(step.pass, ctx.convergence!.maxPasses), idle.shift()!, before, step.pass);
-          else if (next.kind === 'complete') {
+          else if (next.kind === 'complete' && !hook) {
             const skipped = before.skipped?.length ? `; ${before.skipped.length} skipped: ${before.skipped.map((task) => task.id).join(', ')}` : '';
             const what = ctx.records.length === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
             return finish('completed', ExitCode.complete, `${what}${skipped}`, before);

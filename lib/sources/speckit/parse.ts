@@ -90,6 +90,14 @@ const GROUP_HEADING = /^(?:Phase\s*[0-9A-Z]+\b|User\s*Story\s*\d+\b)/i;
 /** Sections of the tasks template that explain rather than list work; their checkboxes are examples. */
 const PROSE_HEADING =
   /^(?:format\b|path conventions|table of contents|contents\b|dependencies\b|parallel (?:example|opportunities|execution)|implementation strategy|execution (?:order|strategy)|notes?\b|summary\b|task summary|validation checklist|suggested mvp|mvp scope|references?\b)/i;
+/** A summary's heading, wherever the word stands (`Task Checklist Summary`, `Recap`), unless it names a phase. */
+const SUMMARY_HEADING = /\b(?:summary|recap|at a glance|quick reference)\b/i;
+
+/** Whether a heading explains rather than lists work, and whether it is a summary's. */
+function proseKind(title: string): { prose: boolean; summary: boolean } {
+  const summary = SUMMARY_HEADING.test(title) && !GROUP_HEADING.test(title);
+  return { prose: summary || PROSE_HEADING.test(title), summary };
+}
 
 /** Parses tasks.md (LF or CRLF, with or without a BOM). Fenced code, HTML comments and front matter hold no tasks. */
 export function parseTasksMd(input: string): ParsedTasks {
@@ -99,6 +107,7 @@ export function parseTasksMd(input: string): ParsedTasks {
   let fence: string | undefined;
   let inComment = false;
   let prose: string | undefined;
+  let summary = false;
   let group: TaskGroup | undefined;
   let section: string | undefined;
 
@@ -143,9 +152,12 @@ export function parseTasksMd(input: string): ParsedTasks {
         prose = undefined;
         group = undefined;
         section = undefined;
-      } else if (PROSE_HEADING.test(title)) {
-        if (level <= 2 || !group || prose !== undefined) prose = title;
-        else section = title;
+      } else if (proseKind(title).prose) {
+        if (level <= 2 || !group || prose !== undefined) {
+          // A summary's own subheadings (`### Phase 2: Foundational (4 tasks)`) stay in the summary.
+          if (prose === undefined || level <= 2) summary = proseKind(title).summary;
+          prose = title;
+        } else section = title;
       } else if (level === 2 || (prose === undefined && GROUP_HEADING.test(title))) {
         prose = undefined;
         group = newGroup(result.groups.length, title, lineNumber);
@@ -178,7 +190,7 @@ export function parseTasksMd(input: string): ParsedTasks {
     } else if (found.state === 'unknown') {
       result.strays.push({ line: lineNumber, text, state: 'unknown', why: `ralph cannot tell whether [${found.box}] means done: write [x] or [ ]` });
     } else if (prose !== undefined) {
-      candidates.push({ id: found.id, done: found.state === 'done', after: found.after, line: lineNumber, text, prose });
+      candidates.push({ id: found.id, done: found.state === 'done', after: found.after, line: lineNumber, text, prose, summary });
     } else {
       if (!group) {
         group = newGroup(result.groups.length, '(tasks without a phase)', lineNumber);

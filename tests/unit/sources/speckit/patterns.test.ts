@@ -230,6 +230,38 @@ describe('repeated ids: a checklist summary repeating every task unticked (issue
   });
 });
 
+describe('repeated ids: a summary of short titles under "### Phase N (4 tasks)" subheadings (issue 35)', () => {
+  const text = read('abbreviated-summary');
+  const parsed = parseTasksMd(text);
+  const ids = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, index) => `T${String(from + index).padStart(3, '0')}`);
+
+  it('counts the 4 open tasks a person reads: the rows are copies, named in two lines, not ten warnings', () => {
+    expect(view(parsed)).toEqual({ ids: ids(1, 10), open: ids(7, 10), next: 'T007', decision: 'run' });
+    const snapshot = buildSnapshot(parsed, none);
+    expect([snapshot.done.length, snapshot.remaining.length]).toEqual([6, 4]);
+    expect(parsed.groups.map((group) => group.heading).filter((heading) => heading.includes('tasks)'))).toEqual([]);
+    expect(parsed.copies.map((copy) => `${copy.line}→${copy.of}`)).toEqual([37, 38, 39, 40, 43, 44, 45, 48, 49, 50].map((line, index) => `${line}→${ids(1, 10)[index]}`));
+    expect(parsed.warnings).toEqual([
+      'lines 37-40, 43-44 repeat tasks already ticked (T001 to T006): not counted and not worked on',
+      'lines 45, 48-50 repeat open tasks (T007, T008, T009, T010): not counted as tasks of their own; each is done with its task',
+    ]);
+    expect(parsed.strays).toEqual([]);
+  });
+
+  it('is complete once the tasks are ticked, though the summary stays open; a ticked row completes nothing', () => {
+    expect(view(parseTasksMd(tick(text, ...ids(7, 10).map((id) => lineOf(parsed, id))))).decision).toBe('complete');
+    expect(view(parseTasksMd(tick(text, 45, 48, 49, 50)))).toMatchObject({ open: ids(7, 10), next: 'T007', decision: 'run' });
+  });
+
+  it('under a heading ralph does not read as a summary, only the rows that abbreviate their task are copies', () => {
+    // "## Checklist" is not explanatory: its "### Phase N" subheadings are phases. "Quickstart validation"
+    // says a word T008 does not, so that row is a task of its own (T008#2), as a different description is.
+    const plain = parseTasksMd(text.replace('## Task Checklist Summary', '## Checklist'));
+    expect(plain.tasks.filter((task) => task.id.includes('#')).map((task) => task.id)).toEqual(['T008#2']);
+    expect(plain.copies).toHaveLength(9);
+  });
+});
+
 describe('checkboxes without task ids', () => {
   it('a file of id-less checkboxes is refused, saying what was found and what was expected', () => {
     const parsed = parseTasksMd(read('idless'));
