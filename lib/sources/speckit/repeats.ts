@@ -16,7 +16,7 @@
 //   sharing a telling word with it is enough: `T014 - Quickstart validation`). Any other task line there
 //   is not worked on; while it is open the feature is not complete (it is a stray).
 import type { TaskGroup } from './groups.ts';
-import type { CopyLine, SpeckitTask, StrayLine } from './parse.ts';
+import type { CopyLine, SpeckitTask, StrayLine } from './model.ts';
 import { abbreviates, sameDescription, summarizes } from './task-line.ts';
 
 /** A task line as the scan found it, before ids are settled. */
