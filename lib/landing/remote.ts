@@ -14,6 +14,7 @@ import { mustWork, noAnswer, remoteGit, type RemoteGit } from './remote-git.ts';
 import { parsePushOutcome, type PushOutcome } from './push-outcome.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
+import { resumeLanding } from './unpushed.ts';
 import type { Claim, Dock, Published, RemoteTarget } from './types.ts';
 
 export interface RemoteOptions {
@@ -28,6 +29,8 @@ export interface RemoteOptions {
   warn: (message: string) => void;
   info: (message: string) => void;
   head: string | undefined;
+  /** The source's state files (a landing cut short is replayed with them: unpushed.ts). */
+  stateFiles?: () => readonly string[];
 }
 
 export interface RemoteDock extends Dock {
@@ -40,7 +43,7 @@ export interface RemoteDock extends Dock {
 }
 
 /** The run's dock on the remote `target`, joined (./remote.ts join()): what it did said through `info`. */
-export async function joinRemote(o: { main: Git; root: string; target: RemoteTarget; config: Config; run: string; deps: Deps; signal: AbortSignal; warn: (message: string) => void; info: (message: string) => void }): Promise<RemoteDock> {
+export async function joinRemote(o: { main: Git; root: string; target: RemoteTarget; config: Config; run: string; deps: Deps; signal: AbortSignal; warn: (message: string) => void; info: (message: string) => void; stateFiles?: () => readonly string[] }): Promise<RemoteDock> {
   const dock = remoteDock({
     ...o,
     me: { host: o.target.host, clone: o.root, run: o.run, pid: process.pid },
@@ -244,6 +247,15 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}`);
         lock.published = mine;
         return messages;
+      }
+      if (head !== mine && !(await main.contains(head, mine))) {
+        // This clone's own unpushed landing (a run killed before its push): replayed on the remote's head.
+        const resumed = await resumeLanding({ main, remote: target.name, branch: target.branch, host: target.host, run: o.me.run, stateFiles: o.stateFiles?.() ?? [], fetch, push: pushBranch, share: (branch) => dock.share(branch), dropLeftBehind: async (tasks) => (await refs?.dropLeftBehind(tasks)) ?? [] }, mine, head);
+        if (resumed) {
+          lock.published = resumed.head;
+          look = { head: resumed.head, at: o.deps.now() };
+          return [...messages, resumed.message];
+        }
       }
       const at = await lock.run(() => this.target());
       if (at && at !== mine) messages.push(`this clone's ${target.branch} moved to ${target.name}'s head ${at.slice(0, 12)}`);
