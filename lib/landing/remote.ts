@@ -2,8 +2,9 @@
 // files) where tasks are claimed (claims.ts). A landing fetches the remote head, brings the main worktree
 // there, and pushes the new head together with the release of the task's claim in one atomic push: the
 // server refuses it when another host landed first (the caller replays on the new head and tries again) or
-// when the claim is not this run's any more. A remote that does not answer is waited for, with backoff, up
-// to --remote-wait; then the run stops and says what is kept where.
+// when the claim is not this run's any more (what the server did is read per ref: push-outcome.ts). A remote
+// that does not answer is waited for, with backoff, up to --remote-wait; then the run stops and says what is
+// kept where. A clone whose own landing was cut short (a killed run) replays it when it joins (unpushed.ts).
 import type { Config } from '../config.ts';
 import type { Deps } from '../deps.ts';
 import { ClaimLostError, RalphError, RemoteUnreachableError } from '../errors.ts';
