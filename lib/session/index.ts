@@ -180,7 +180,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commitOn) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
-      const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
+      const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }), stateFiles: () => source.workers.stateFiles() }) : undefined;
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
