@@ -5,14 +5,13 @@
 // `.ralph/left-work.json` names those paths until a commit of ralph's takes them.
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../fs-atomic.ts';
-import { PRIVATE_FILE } from '../private-files.ts';
-import { isRalphFile, listPaths } from '../commit-set.ts';
-import { matchesAny } from '../iteration/work-state.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
+import { PRIVATE_FILE } from '../repo/private-files.ts';
+import { listPaths, type CommitGuard } from '../repo/commit-set.ts';
+import { isRalphFile, matchesAny } from '../repo/paths.ts';
 import { errorMessage } from '../errors.ts';
 import type { EventBus } from '../events.ts';
-import type { Git } from '../git.ts';
-import type { CommitGuard } from '../commit-set.ts';
+import type { Git } from '../repo/git.ts';
 import type { IterationInfo, Task, TaskSource } from '../sources/types.ts';
 
 export interface LeftWork {
