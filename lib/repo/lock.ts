@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import fs, { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
@@ -108,12 +108,28 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
     reclaim(file, seen);
   }
 
+  // The lock directory this run made, known by its inode: a run that reclaimed the lock (this one judged
+  // stale while it hung) puts its own in its place, and nothing of this run's may remove that one, neither
+  // a release nor proper-lockfile's own clean-up at exit.
+  let made: number | undefined;
+  const ownsDir = (): boolean => made !== undefined && statSync(dir, { throwIfNoEntry: false })?.ino === made;
+  const lockFs = {
+    ...fs,
+    mkdir: (target: string, callback: (error: NodeJS.ErrnoException | null) => void) =>
+      fs.mkdir(target, (error) => {
+        if (!error && target === dir) made = statSync(target, { throwIfNoEntry: false })?.ino;
+        callback(error);
+      }),
+    rmdir: (target: string, callback: (error: NodeJS.ErrnoException | null) => void) => (target === dir && !ownsDir() ? callback(null) : fs.rmdir(target, callback)),
+    rmdirSync: (target: string) => (target === dir && !ownsDir() ? undefined : fs.rmdirSync(target)),
+  };
   let releaseDir: () => Promise<void>;
   try {
     // Loaded when a lock is taken, not at start-up (--dry-run, status and report never take one).
     const lockfile = createRequire(import.meta.url)('proper-lockfile') as typeof Lockfile;
     releaseDir = await lockfile.lock(file, {
       lockfilePath: dir,
+      fs: lockFs,
       realpath: false,
       retries: 0,
       // Staleness is judged by evidence above, never by age alone: a suspended run keeps its lock.
@@ -142,13 +158,13 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
       if (released) return;
       released = true;
       if (ownsFile()) rmSync(file, { force: true });
-      await releaseDir().catch(() => rmSync(dir, { recursive: true, force: true }));
+      await releaseDir().catch(() => (ownsDir() ? rmSync(dir, { recursive: true, force: true }) : undefined));
     },
     releaseSync() {
       if (released) return;
       released = true;
       if (ownsFile()) rmSync(file, { force: true });
-      rmSync(dir, { recursive: true, force: true });
+      if (ownsDir()) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

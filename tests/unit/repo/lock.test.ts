@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LockHeldError, RalphError } from '../../../lib/errors.ts';
@@ -228,6 +228,22 @@ describe("the lock's own exits", () => {
     writeFileSync(lockFile(root), other);
     if (how === 'release') await lock.release();
     else lock.releaseSync();
+    expect(readFileSync(lockFile(root), 'utf8')).toBe(other);
+  });
+
+  it.each(['release', 'releaseSync'] as const)('%s() leaves the lock directory of a run that reclaimed the lock in place, and its .ralph.lock', async (how) => {
+    const root = temp();
+    const lock = await acquireLock(options(root));
+    // The other run judged this one stale (it hung past the heartbeat), moved its directory aside and took the lock.
+    renameSync(lockDir(root), `${lockDir(root)}.aside`);
+    mkdirSync(lockDir(root));
+    const theirs = statSync(lockDir(root)).ino;
+    rmSync(`${lockDir(root)}.aside`, { recursive: true });
+    const other = formatLockInfo({ pid: process.ppid, startedAt: new Date().toISOString(), branch: 'other' });
+    writeFileSync(lockFile(root), other);
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(statSync(lockDir(root), { throwIfNoEntry: false })?.ino).toBe(theirs);
     expect(readFileSync(lockFile(root), 'utf8')).toBe(other);
   });
 
