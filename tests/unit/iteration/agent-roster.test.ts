@@ -30,6 +30,33 @@ describe('AgentRoster', () => {
     expect(roster.earliestReset()).toBeUndefined();
   });
 
+  it('state() shows a limit only while it lasts: from its time on the agent is free, in state() as in current()', () => {
+    let now = 1000;
+    const roster = new AgentRoster([seat('claude'), seat('codex')], () => now);
+    roster.limit(roster.seats[0]!, 5000, 'five_hour');
+    now = 4999;
+    expect(roster.state()).toEqual([{ label: 'claude', limitedUntil: 5000, reason: 'five_hour' }, { label: 'codex' }]);
+    // Read before current() forgets the limit: state() must not wait for it.
+    now = 5000;
+    expect(roster.state()).toEqual([{ label: 'claude' }, { label: 'codex' }]);
+    now = 9000;
+    expect(roster.state()).toEqual([{ label: 'claude' }, { label: 'codex' }]);
+    expect(roster.current()?.label).toBe('claude');
+  });
+
+  it('a limit for the rest of the run never resets; the earliest reset is of the limits that end', () => {
+    let now = 0;
+    const roster = new AgentRoster([seat('claude'), seat('codex'), seat('gemini')], () => now);
+    roster.limit(roster.seats[0]!, Number.POSITIVE_INFINITY, 'no credit');
+    expect(roster.earliestReset()).toBeUndefined();
+    roster.limit(roster.seats[2]!, 8000, 'weekly');
+    roster.limit(roster.seats[1]!, 7000, 'five_hour');
+    expect(roster.earliestReset()).toBe(7000);
+    now = Number.MAX_SAFE_INTEGER;
+    expect(roster.current()?.label).toBe('codex');
+    expect(roster.state()[0]).toEqual({ label: 'claude', limitedUntil: Number.POSITIVE_INFINITY, reason: 'no credit' });
+  });
+
   it('keeps the later of two limits of one agent', () => {
     const roster = new AgentRoster([seat('claude'), seat('codex')], () => 0);
     roster.limit(roster.seats[0]!, 9000, 'weekly');
