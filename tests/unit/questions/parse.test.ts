@@ -46,6 +46,16 @@ describe('parseQuestion', () => {
     expect(template('converge-prompt.md')).not.toContain('<question>');
   });
 
+  it('keeps a question of QUESTION_MAX_CHARS characters whole; a longer one to one character less and an ellipsis', () => {
+    // No spaces: a cut one character too far would not be hidden by the trim before the ellipsis.
+    const whole = 'q'.repeat(QUESTION_MAX_CHARS);
+    expect(parseQuestion(`<question>${whole}</question>`)).toBe(whole);
+    expect(parseQuestion(`<question>${whole}r</question>`)).toBe(`${'q'.repeat(QUESTION_MAX_CHARS - 1)}…`);
+    expect(parseQuestion(`<question>${'abcdefghij'.repeat(300)}</question>`)).toBe(`${'abcdefghij'.repeat(199)}abcdefghi…`);
+    // A cut just after a space: the space goes, the ellipsis follows the word.
+    expect(parseQuestion(`<question>${'q'.repeat(QUESTION_MAX_CHARS - 2)} and more</question>`)).toBe(`${'q'.repeat(QUESTION_MAX_CHARS - 2)}…`);
+  });
+
   it('keeps at most QUESTION_MAX_CHARS characters', () => {
     const asked = parseQuestion(`<question>${'why '.repeat(2000)}?</question>`)!;
     expect(asked.length).toBe(QUESTION_MAX_CHARS);
