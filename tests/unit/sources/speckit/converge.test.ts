@@ -23,6 +23,16 @@ describe('judgeConvergePass', () => {
     expect(judge(`${before}\n- [ ] T003 Add the footer\n`, '', [], before)).toEqual({ kind: 'appended', tasks: ['T003'] });
   });
 
+  it('a file without a final line break: its last line edited while appending is broken, not appended', () => {
+    const before = TASKS.trimEnd();
+    expect(judge(`${before} and src/c.ts\n- [ ] T003 Add the footer\n`, '', [], before)).toEqual({ kind: 'broke', reason: 'a converge pass may only append to specs/001-demo/tasks.md, but it changed line 6 ("- [X] T002 Create src/b.ts")' });
+    expect(judge(`${before}- [ ] T003 Add the footer\n`, '', [], before)).toMatchObject({ kind: 'broke', reason: expect.stringContaining('changed line 6') });
+  });
+
+  it('an empty tasks.md: anything written is appended', () => {
+    expect(judge('## Phase 1: Convergence\n\n- [ ] T001 Validate the email\n', '', [], '')).toEqual({ kind: 'appended', tasks: ['T001'] });
+  });
+
   it('no change and a converged answer: done; no change without one proves nothing', () => {
     expect(judge(TASKS, 'Checked FR-001 to FR-009 against the code.\n\n✅ Converged')).toEqual({ kind: 'converged' });
     expect(judge(TASKS, '**Converged**: every requirement is built.')).toEqual({ kind: 'converged' });
@@ -34,6 +44,7 @@ describe('judgeConvergePass', () => {
   it('an existing line edited, even a tick taken back: the contract is broken, naming the line', () => {
     expect(judge(TASKS.replace('- [X] T002 Create src/b.ts', '- [ ] T002 Create src/b.ts'), '✅ Converged')).toEqual({ kind: 'broke', reason: 'a converge pass may only append to specs/001-demo/tasks.md, but it changed line 6 ("- [X] T002 Create src/b.ts")' });
     expect(judge(TASKS.replace('Create src/a.ts', 'Create src/a.ts and more') + '- [ ] T003 x\n')).toMatchObject({ kind: 'broke', reason: expect.stringContaining('changed line 5') });
+    expect(judge(TASKS.replace('# Tasks: demo', '# Tasks: demo (converged)') + '- [ ] T003 x\n')).toMatchObject({ kind: 'broke', reason: expect.stringContaining('changed line 1 ("# Tasks: demo")') });
   });
 
   it('a file other than tasks.md changed (code touched): broken, whatever tasks.md shows', () => {
