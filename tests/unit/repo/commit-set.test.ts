@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../../lib/repo/commit-set.ts';
+import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, MAX_SCANNED_BYTES, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../../lib/repo/commit-set.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { Redactor } from '../../../lib/redact/index.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -71,6 +71,13 @@ describe('decideCommitSet', () => {
     expect(set.paths).toEqual([]);
     expect(set.leftOut.map(describeLeftOut)).toEqual(['big.bin (100 MB: too big to check for secrets)']);
   });
+
+  it('says why a file was not checked: too big only past the limit, else unreadable', () => {
+    const unchecked = (bytes: number) => describeLeftOut({ path: 'f.bin', why: { kind: 'unchecked', bytes } });
+    expect(unchecked(MAX_SCANNED_BYTES + 1)).toBe('f.bin (64 MB: too big to check for secrets)');
+    expect(unchecked(MAX_SCANNED_BYTES)).toBe('f.bin (could not be read to check for secrets)');
+    expect(unchecked(0)).toBe('f.bin (could not be read to check for secrets)');
+  });
 });
 
 describe('CommitGuard.scan', () => {
@@ -101,6 +108,30 @@ describe('CommitGuard.scan', () => {
     expect(guard.scan(path.join(dir, 'sub'))).toEqual({ kind: 'clean' });
     expect(guard.scan(path.join(dir, 'link'))).toEqual({ kind: 'clean' });
     expect(guard.scan(path.join(dir, 'missing'))).toEqual({ kind: 'gone' });
+  });
+
+  it('reads files up to 64 MB: a secret at the end of a 1 MB file is found', () => {
+    const dir = tempDir('ralph-scan-');
+    writeFileSync(path.join(dir, 'big.log'), `${'x'.repeat(1024 * 1024)}\n${secret}\n`);
+    expect(guard.scan(path.join(dir, 'big.log'))).toEqual({ kind: 'secret', names: ['MY_API_KEY'] });
+  });
+
+  it('a file of exactly 64 MB is still read; one byte more is too big to check', () => {
+    const dir = tempDir('ralph-scan-');
+    // Sparse files: only the key block at the end is written. No redactor, so only the key check reads them.
+    const key = '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n';
+    const sized = (name: string, size: number): string => {
+      const file = path.join(dir, name);
+      writeFileSync(file, '');
+      truncateSync(file, size - key.length);
+      appendFileSync(file, key);
+      expect(statSync(file).size).toBe(size);
+      return file;
+    };
+    const keysOnly = new CommitGuard(new Set(), () => [], undefined);
+    expect(MAX_SCANNED_BYTES).toBe(64 * 1024 * 1024);
+    expect(keysOnly.scan(sized('at-limit.bin', MAX_SCANNED_BYTES))).toEqual({ kind: 'private', what: 'a private key' });
+    expect(keysOnly.scan(sized('over-limit.bin', MAX_SCANNED_BYTES + 1))).toEqual({ kind: 'unchecked', bytes: MAX_SCANNED_BYTES + 1 });
   });
 
   it('finds nothing with redaction off (--no-redact)', () => {
