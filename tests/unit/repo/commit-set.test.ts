@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, MAX_SCANNED_BYTES, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../../lib/repo/commit-set.ts';
+import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, listPaths, MAX_SCANNED_BYTES, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../../lib/repo/commit-set.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { Redactor } from '../../../lib/redact/index.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -45,6 +45,12 @@ describe('decideCommitSet', () => {
     const set = decideCommitSet(['prd.json', '.rulebook-ralph/history/iteration-1.json'], { ...base, userPaths: new Set(['prd.json']), bookkeeping: ['prd.json', '.rulebook-ralph/history'] });
     expect(set.paths).toEqual(['prd.json', '.rulebook-ralph/history/iteration-1.json']);
     expect(set.leftOut).toEqual([]);
+  });
+
+  it("commits a state file of the source even when its name looks private (the source's, not the agent's)", () => {
+    const set = decideCommitSet(['state/credentials', 'credentials'], { ...base, bookkeeping: ['state/'] });
+    expect(set.paths).toEqual(['state/credentials']);
+    expect(set.leftOut.map(describeLeftOut)).toEqual(['credentials (a credentials file: never committed by ralph)']);
   });
 
   it('leaves out a file holding a secret value, naming the variable, even a state file', () => {
@@ -98,6 +104,20 @@ describe('CommitGuard.scan', () => {
     writeFileSync(path.join(dir, 'doc.md'), 'Never commit a PRIVATE KEY.\n');
     expect(guard.scan(path.join(dir, 'k'))).toEqual({ kind: 'private', what: 'a private key' });
     expect(guard.scan(path.join(dir, 'doc.md'))).toEqual({ kind: 'clean' });
+  });
+
+  it('calls a path under what is now a file gone (a folder replaced by a file): its deletion is committed', () => {
+    const dir = tempDir('ralph-scan-');
+    writeFileSync(path.join(dir, 'lib'), 'now a file\n');
+    expect(guard.scan(path.join(dir, 'lib', 'old.ts'))).toEqual({ kind: 'gone' });
+  });
+
+  it('finds a PKCS#8 key block, which names no algorithm', () => {
+    const dir = tempDir('ralph-scan-');
+    writeFileSync(path.join(dir, 'k8'), '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n');
+    writeFileSync(path.join(dir, 'enc'), '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIE\n-----END ENCRYPTED PRIVATE KEY-----\n');
+    expect(guard.scan(path.join(dir, 'k8'))).toEqual({ kind: 'private', what: 'a private key' });
+    expect(guard.scan(path.join(dir, 'enc'))).toEqual({ kind: 'private', what: 'a private key' });
   });
 
   it('reads no folder and no symlink, and calls a missing file gone', () => {
@@ -176,6 +196,14 @@ describe('CommitGuard.inCommits', () => {
   });
 });
 
+describe('CommitGuard.inPatch', () => {
+  it('an environment file the commits only take lines out of adds nothing: not flagged', () => {
+    const guard = new CommitGuard(new Set(), () => [], undefined);
+    const patch = ['diff --git a/.env b/.env', 'index 1..2 100644', '--- a/.env', '+++ b/.env', '@@ -1,2 +1 @@', '-OLD=1', 'diff --git a/app.env b/app.env', '--- a/app.env', '+++ b/app.env', '@@ -1 +1,2 @@', '+NEW=1', ''].join('\n');
+    expect(guard.inPatch(patch).map(describeLeftOut)).toEqual(['app.env (an environment file: never committed by ralph)']);
+  });
+});
+
 describe('keepLeftOutFiles', () => {
   it('copies the files a worktree would lose into .ralph/left-out/, private', () => {
     const root = tempDir('ralph-keep-');
@@ -188,6 +216,15 @@ describe('keepLeftOutFiles', () => {
     expect(readFileSync(copy, 'utf8')).toBe('KEY=1\n');
     expect(statSync(copy).mode & 0o777).toBe(0o600);
     expect(keepLeftOutFiles(root, tree, [{ path: 'mine.txt', why: { kind: 'user' } }], 'x')).toBeUndefined();
+  });
+});
+
+describe('listPaths', () => {
+  it('names up to `most` paths, then how many more', () => {
+    const five = ['a', 'b', 'c', 'd', 'e'];
+    expect(listPaths(five)).toBe('a, b, c, d, e');
+    expect(listPaths([...five, 'f'])).toBe('a, b, c, d, e and 1 more');
+    expect(listPaths(five, 4)).toBe('a, b, c, d and 1 more');
   });
 });
 
