@@ -71,4 +71,15 @@ describe('CappedLog', () => {
     expect(text).toContain(`${line(fit - 1)}\n`);
     expect(text).not.toContain(line(fit));
   });
+
+  it('one chunk bigger than the whole cap: its first bytes as the head, its last bytes as the tail', async () => {
+    const chunk = Array.from({ length: 3000 }, (_, index) => `${String(index).padStart(9, '0')}\n`).join('');
+    const text = await capped(20_000, [chunk]);
+    expect(text.startsWith(chunk.slice(0, 10_000))).toBe(true);
+    expect(text.endsWith(`[ralph: the last 10000 bytes]\n${chunk.slice(-10_000)}`)).toBe(true);
+    // The same after the tail has begun to fill: the ring keeps the newest bytes wherever it stands.
+    const lines = (from: number, count: number) => Array.from({ length: count }, (_, index) => `${String(from + index).padStart(9, '0')}\n`).join('');
+    const after = await capped(20_000, [lines(0, 1000), lines(1000, 300), lines(1300, 2500)]);
+    expect(after.endsWith(`[ralph: the last 10000 bytes]\n${lines(2800, 1000)}`)).toBe(true);
+  });
 });
