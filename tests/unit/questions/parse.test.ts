@@ -15,6 +15,8 @@ describe('parseQuestion', () => {
     ['any case of the tag', '<Question>Upper?</QUESTION>', 'Upper?'],
     ['a real one after the quoted placeholder', 'The prompt says to use <question>…</question>.\n<question>410?</question>', '410?'],
     ['inside a sentence', 'Before I go on: <question>Is the limit per user or per account?</question> Nothing changed.', 'Is the limit per user or per account?'],
+    ['with Windows line breaks', 'Report.\r\n<question>Which one?\r\n- 404\r\n- 410</question>\r\n', 'Which one?\n- 404\n- 410'],
+    ['after inline code of two backticks', 'Run ``npm test`` first. <question>404 or 410?</question>', '404 or 410?'],
   ])('reads %s', (_name, text, expected) => {
     expect(parseQuestion(text)).toBe(expected);
   });
@@ -24,6 +26,8 @@ describe('parseQuestion', () => {
     ['an empty tag', 'Nothing to ask: <question></question>'],
     ['the instruction\'s placeholder', 'I would write <question>…</question> if I had to ask.'],
     ['three dots', '<question>...</question>'],
+    ['spaced dots', '<question>. . .</question>'],
+    ['inline code of two backticks', 'Use ``<question>404 or 410?</question>`` to ask.'],
     ['a tag that is never closed (an answer cut off)', '<question>Should it'],
     ['a fenced code block', 'Example:\n```\n<question>404 or 410?</question>\n```\nDone.'],
     ['a tilde fence', '~~~md\n<question>404 or 410?</question>\n~~~'],

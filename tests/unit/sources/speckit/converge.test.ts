@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { judgeConvergePass, projectConvergeCommand, saysConverged } from '../../../../lib/sources/speckit/converge.ts';
+import { judgeConvergePass, nextTaskId, projectConvergeCommand, saysConverged } from '../../../../lib/sources/speckit/converge.ts';
 import { tempDir } from '../../../support/temp.ts';
 
 const TASKS = ['# Tasks: demo', '', '## Phase 1: Setup', '', '- [X] T001 Create src/a.ts', '- [X] T002 Create src/b.ts', ''].join('\n');
@@ -47,6 +47,12 @@ describe('judgeConvergePass', () => {
     expect(judge(TASKS.replace('# Tasks: demo', '# Tasks: demo (converged)') + '- [ ] T003 x\n')).toMatchObject({ kind: 'broke', reason: expect.stringContaining('changed line 1 ("# Tasks: demo")') });
   });
 
+  it('names at most five of the other files it changed, then how many more', () => {
+    const files = (count: number) => Array.from({ length: count }, (_, index) => `src/f${index + 1}.ts`);
+    expect(judge(TASKS, '', files(5))).toEqual({ kind: 'broke', reason: 'a converge pass may only append to specs/001-demo/tasks.md, but it changed src/f1.ts, src/f2.ts, src/f3.ts, src/f4.ts, src/f5.ts' });
+    expect(judge(TASKS, '', files(7))).toEqual({ kind: 'broke', reason: 'a converge pass may only append to specs/001-demo/tasks.md, but it changed src/f1.ts, src/f2.ts, src/f3.ts, src/f4.ts, src/f5.ts and 2 more' });
+  });
+
   it('a file other than tasks.md changed (code touched): broken, whatever tasks.md shows', () => {
     expect(judge(`${TASKS}- [ ] T003 Add the footer\n`, '', ['src/a.ts'])).toEqual({ kind: 'broke', reason: 'a converge pass may only append to specs/001-demo/tasks.md, but it changed src/a.ts' });
   });
@@ -78,4 +84,13 @@ describe('projectConvergeCommand', () => {
     writeFileSync(path.join(root, '.gemini', 'commands', 'speckit.converge.toml'), 'prompt = "x"\n');
     expect(projectConvergeCommand(root, 'gemini')).toBe('.gemini/commands/speckit.converge.toml');
   });
+});
+
+describe('nextTaskId', () => {
+  it.each([
+    ['after the highest id, wherever it is', '- [x] T007 a\n- [ ] T003 b\n', 'T008'],
+    ['three digits, padded', '- [ ] T099 a\n- [x] T001 b\n', 'T100'],
+    ['past a thousand', '- [ ] T999 a\n- [ ] T1000 b\n', 'T1001'],
+    ['a file with no task', '# Tasks\n', 'T001'],
+  ])('%s', (_name, text, expected) => expect(nextTaskId(text)).toBe(expected));
 });
