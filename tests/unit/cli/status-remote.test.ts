@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
 import { remoteLook } from '../../../lib/cli/status-remote.ts';
 import { execCommand, type Deps, type ExecResult } from '../../../lib/deps.ts';
-import { Git } from '../../../lib/git.ts';
+import { Git } from '../../../lib/repo/git.ts';
 import { tempDir } from '../../support/temp.ts';
 
 /** A clone on branch `feat` with a remote `origin` whose fetches the test answers by hand (`gate`). */

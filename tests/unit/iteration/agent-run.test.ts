@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Agent, AgentEvent, Classification } from '../../../lib/agents/types.ts';
-import { resolveConfig } from '../../../lib/config.ts';
+import { resolveConfig } from '../../../lib/config/index.ts';
 import type { Deps } from '../../../lib/deps.ts';
 import { RalphError } from '../../../lib/errors.ts';
 import { EventBus, type RunEvent } from '../../../lib/events.ts';
