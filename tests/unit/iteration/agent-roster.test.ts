@@ -57,6 +57,10 @@ describe('AgentRoster', () => {
     expect(roster.state()[0]).toEqual({ label: 'claude', limitedUntil: Number.POSITIVE_INFINITY, reason: 'no credit' });
   });
 
+  it('needs at least one agent', () => {
+    expect(() => new AgentRoster([], () => 0)).toThrow('an agent roster needs at least one agent');
+  });
+
   it('keeps the later of two limits of one agent', () => {
     const roster = new AgentRoster([seat('claude'), seat('codex')], () => 0);
     roster.limit(roster.seats[0]!, 9000, 'weekly');
@@ -78,6 +82,16 @@ describe('agentTotals', () => {
     expect(totals).toEqual([
       { agent: 'claude', iterations: 0, costUsd: 0.2, inputTokens: 10, outputTokens: 1, limitedUntil: null },
       { agent: 'codex', iterations: 2, costUsd: 0.4, inputTokens: 27, outputTokens: 6 },
+    ]);
+  });
+
+  it("an iteration without its agent named is the primary's, and a reviewer's spending is not the agent's; a limit that ends is given as a time", () => {
+    const roster = new AgentRoster([seat('claude'), seat('codex')], () => 0);
+    roster.limit(roster.seats[1]!, Date.parse('2026-01-01T12:00:00.000Z'), 'five_hour');
+    const review = { agent: 'codex', verdict: 'approve', taskIds: ['T1'], attempts: 1, exhausted: false, durationMs: 1, costUsd: 0.4, inputTokens: 40, outputTokens: 4 } as IterationRecord['review'];
+    expect(agentTotals([record({ costUsd: 1, inputTokens: 100, outputTokens: 10, review })], roster)).toEqual([
+      { agent: 'claude', iterations: 1, costUsd: 0.6, inputTokens: 60, outputTokens: 6 },
+      { agent: 'codex', iterations: 0, costUsd: 0, inputTokens: 0, outputTokens: 0, limitedUntil: '2026-01-01T12:00:00.000Z' },
     ]);
   });
 
