@@ -88,6 +88,19 @@ describe.each(FAKE_BD_VERSIONS)('beads claims, bd %s', (version) => {
     expect(held(target)).toEqual([]);
   });
 
+  it('a worker\'s failed iteration gives its bead back at once: the same run takes it again and finishes', async () => {
+    const target = box(version);
+    seedBeads(target, wideEpic(2));
+    byPrompt(target, [
+      { match: 'Work on bead ws-9w6.2 ', steps: [{ replay: 'claude-ok.jsonl' }, { ...closeStep('ws-9w6.2') }] },
+      ...closesOwn(['ws-9w6.3']),
+    ]);
+    const result = await runRalph(target, ['--parallel', '2', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).records.map((record: { taskId: string; outcome: string }) => `${record.taskId}:${record.outcome}`).sort()).toEqual(['ws-9w6.2:no_change', 'ws-9w6.2:pass', 'ws-9w6.3:pass']);
+    expect(held(target)).toEqual([]);
+  });
+
   it('claims a killed --parallel run left (ralph-w1, ralph-w3) are taken back at the next start, as their holder', async () => {
     const target = box(version);
     const future = new Date(Date.now() + 240_000).toISOString();

@@ -62,6 +62,9 @@ export interface SeedIssue {
   started_at?: string;
   closed_at?: string;
   close_reason?: string;
+  /** FAKE_BD_VERSION=main: when the claim's lease ends, and its last heartbeat. */
+  lease_expires_at?: string;
+  heartbeat_at?: string;
 }
 
 export interface SeedDb {
