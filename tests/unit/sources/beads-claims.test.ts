@@ -121,3 +121,28 @@ describe('the lease line (bd main) with --remote', () => {
     expect(await renewClaim(bd, 'ws-ep.7', 'ralph-hostA-w2', Date.now(), true)).toEqual({ kind: 'lost', holder: 'ralph-hostA-w1', status: 'in_progress' });
   });
 });
+
+describe('claims on a database other clones share (server mode)', () => {
+  it('a run without --remote takes back the claims of its kind, never a --remote host\'s', async () => {
+    const server = sharedServer('main', [
+      { id: 'ws-ep.5', title: 'Left by a one-machine run', status: 'in_progress', assignee: 'ralph-w1' },
+      { id: 'ws-ep.6', title: 'A live host\'s', status: 'in_progress', assignee: 'ralph-hostB-w1', lease_expires_at: new Date(Date.now() + 240_000).toISOString() },
+    ]);
+    const source = createBeadsSource(server.clone(undefined).ctx);
+    expect(await source.check()).toEqual([]);
+    expect(await source.recover()).toEqual(['ws-ep.5 "Left by a one-machine run" was left in_progress by an interrupted run; put back to open']);
+    expect(server.issues().find((issue) => issue.id === 'ws-ep.6')).toMatchObject({ status: 'in_progress', assignee: 'ralph-hostB-w1' });
+  });
+
+  it('--remote: the end of a run gives back this host\'s claims, guarded by bd\'s compare-and-set claim', async () => {
+    const server = sharedServer('main');
+    const project = server.clone('hostA');
+    const source = createBeadsSource(project.ctx);
+    expect(await source.check()).toEqual([]);
+    const task = (await source.snapshot()).ready[0]!;
+    await source.claim?.(task, info(1));
+    expect(await source.release?.()).toEqual([`gave back the bead this run still held in beads: ${task.id} (ralph-hostA-w1); open again for the next run`]);
+    expect(project.calls).toContainEqual(['update', task.id, '--claim', '--actor', 'ralph-hostA-w1', '--status', 'open', '--assignee', '']);
+    expect(server.issues().find((issue) => issue.id === task.id)).toMatchObject({ status: 'open' });
+  });
+});
