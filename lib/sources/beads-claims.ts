@@ -55,6 +55,20 @@ export async function putBackOrphans(bd: Bd, children: BdIssue[], host: string |
   return warnings;
 }
 
+/**
+ * After a worker's iteration: its bead, when `actor` still holds it (not closed), given back. False when it
+ * held nothing, '' when it gave the bead back, else bd's reason.
+ */
+export async function giveBackAfter(bd: Bd, children: BdIssue[], taskId: string | undefined, actor: string, remote: boolean): Promise<string | false> {
+  const bead = children.find((issue) => issue.id === taskId);
+  if (!bead || bead.status !== 'in_progress' || bead.assignee !== actor) return false;
+  const refused = await giveBack(bd, bead, remote).catch((error: unknown) => errorMessage(error));
+  if (refused) return refused;
+  bead.status = 'open';
+  delete bead.assignee;
+  return '';
+}
+
 /** At the end of a run: every bead this run's workers still hold, given back; one line saying which. */
 export async function releaseAtEnd(bd: Bd, children: BdIssue[], host: string | undefined): Promise<string[]> {
   const released: string[] = [];

@@ -33,8 +33,14 @@ export function answerText(issue: Pick<BdIssue, 'id'> & { close_reason?: string 
   return `(closed in beads without an answer${issue.close_reason ? `: ${issue.close_reason}` : ''}; go on with your best judgement)`;
 }
 
-/** Files `question`, asked by the agent working on `task`, as a question bead; its id, or why not. */
-export async function fileQuestion(bd: Bd, task: { id: string; title: string }, question: string, iteration: number): Promise<{ id?: string; error?: string }> {
+/** Files `question`, asked by the agent working on `task`, as a question bead; what to tell the user. */
+export async function fileQuestion(bd: Bd, task: { id: string; title: string }, question: string, iteration: number): Promise<string> {
+  const filed = await createQuestion(bd, task, question, iteration);
+  if (filed.error) return `could not file the question of ${task.id} in beads (bd human): ${filed.error}; it waits in ralph answer only`;
+  return `${task.id}: the question is in beads too, as ${filed.id} (bd human list; answer with bd human respond ${filed.id} --response "…" or ralph answer ${task.id} "…")`;
+}
+
+async function createQuestion(bd: Bd, task: { id: string; title: string }, question: string, iteration: number): Promise<{ id?: string; error?: string }> {
   const description = `The agent ralph runs on bead ${task.id} "${task.title}" stopped in iteration ${iteration} to ask:\n\n${question}\n\nralph sets ${task.id} aside until the answer comes. Answer here (bd human respond <this id> --response "…") or with: ralph answer ${task.id} "…"`;
   const created = await bd.command(['create', questionTitle(task.id, question), '-l', HUMAN_LABEL, '-d', description]);
   if (!created.ok) return { error: created.error };

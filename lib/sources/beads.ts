@@ -6,7 +6,7 @@ import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from
 import { actorEnv, claimForWorker, createBeadsWorkers, workerActor, workerPrompt } from './beads-workers.ts';
 import { expiredClaim, leaseOf, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './beads-lease.ts';
 import { createClaimKeeper, type ClaimKeeper } from './beads-keeper.ts';
-import { giveBack, heldByRalph, putBackOrphans, releaseAtEnd } from './beads-claims.ts';
+import { giveBackAfter, putBackOrphans, releaseAtEnd } from './beads-claims.ts';
 import { fileQuestion, isHumanQuestion, syncQuestions } from './beads-questions.ts';
 import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './beads-remote.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from './types.ts';
@@ -279,19 +279,11 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       if (worker !== undefined) {
         keeper?.release(worker);
         // Not closed: the worker's claim goes, so the bead is ready again (for any worker, or the next run).
-        const bead = state.children.find((issue) => issue.id === result.task?.id);
-        if (bead && heldByRalph(bead, host) && bead.assignee === workerActor(worker, host)) {
-          const refused = await giveBack(bd, bead, host !== undefined).catch((error: unknown) => errorMessage(error));
-          if (refused) ctx.warn(`could not give back ${bead.id} after iteration ${info.iteration}: ${refused}`);
-          else Object.assign(bead, { status: 'open', assignee: undefined });
-          state.carried = false;
-        }
+        const refused = await giveBackAfter(bd, state.children, result.task?.id, workerActor(worker, host), host !== undefined);
+        if (refused !== false) state.carried = false;
+        if (refused) ctx.warn(`could not give back ${result.task.id} after iteration ${info.iteration}: ${refused}`);
       }
-      if (result.kind === 'question' && result.question !== undefined && (await bd.capabilities()).human) {
-        const filed = await fileQuestion(bd, result.task, result.question, info.iteration);
-        if (filed.error) ctx.warn(`could not file the question of ${result.task.id} in beads (bd human): ${filed.error}; it waits in ralph answer only`);
-        else ctx.warn(`${result.task.id}: the question is in beads too, as ${filed.id} (bd human list; answer with bd human respond ${filed.id} --response "…" or ralph answer ${result.task.id} "…")`);
-      }
+      if (result.kind === 'question' && result.question !== undefined && (await bd.capabilities()).human) ctx.warn(await fileQuestion(bd, result.task, result.question, info.iteration));
     },
 
     async reopen(task: Task, reasons: string, info: IterationInfo) {
