@@ -60,6 +60,8 @@ describe('takeover of an expired claim', () => {
     await source.claim?.(task, info(2));
     expect(holderOf(server, 'ws-ep.5')).toMatchObject({ status: 'in_progress', assignee: 'ralph-hostA-w2' });
     expect(project.calls).toEqual([
+      // What this bd can do (heartbeat, reclaim), asked once at the first claim: 1.0.5 has neither.
+      ['--help'],
       ['show', 'ws-ep.5'],
       ['update', 'ws-ep.5', '--claim', '--actor', 'ralph-hostB-w1', '--status', 'open', '--assignee', ''],
       ['update', 'ws-ep.5', '--claim', '--actor', 'ralph-hostA-w2'],
