@@ -282,6 +282,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     // Normally the lock goes after the final state is on disk (below); an unexpected error must not keep it.
     if (!finished) await lock?.release();
   }
+  // However the run ended (0, 1, 2, 130): what it still holds in a shared task database goes back (beads: its workers' claims).
+  if (lock && finished && prepared?.source.release) {
+    try {
+      for (const message of await prepared.source.release()) warn(message);
+    } catch (error) {
+      warn(`could not give back what this run holds in ${prepared.source.name}: ${errorMessage(error)}`);
+    }
+  }
   // The summary feeds the session record, both reports, --json and the on-exit hook: redacted once here.
   summary = redactor.deep(summary);
   // --pr: the last push and the pull request, once the run's summary (the body) is known; never a failure.

@@ -184,7 +184,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if ('conflict' in replay && options.resolve && !resolving.tried) {
         // A short agent run on the new head costs less than the whole task again: the markers are its to settle.
         const work = (await tree.git.head())!;
-        const env = { ...source.agentEnv?.(), ...source.workers.env(tree.dir) };
+        const env = { ...source.agentEnv?.(info), ...source.workers.env(tree.dir) };
         const message = commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host));
         const tried = await resolveOnto(tree.git, tree.dir, tree.base, work, target, stateFiles(), (markers) => options.resolve!({ task, iteration: info.iteration, cwd: tree.dir, env, markers }), message);
         resolving.tried = tried;
