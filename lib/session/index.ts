@@ -149,7 +149,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     // Read once the lock is held: before it, the changes could be another run's state in flight.
     const startState = await prepared.git.state();
     // Work an iteration of an earlier run left when that run ended before its verdict is not the user's.
-    const left = takeLeftWork(root, startState.changed);
+    const left = takeLeftWork(root, startState.changed, prepared.commitMode === 'ralph');
     const usersChanges = startState.changed.filter((file) => !left.paths.has(file));
     const guard = new CommitGuard(new Set(usersChanges.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
     for (const note of startNotes(usersChanges, source.workers.stateFiles(), prepared.commitMode)) warn(note);

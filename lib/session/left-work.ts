@@ -54,11 +54,11 @@ export function recordLeftWork(root: string, entry: LeftWork): void {
  * At a start, once the lock is held: the recorded paths that are still uncommitted (not the user's), and
  * one line saying so. Paths a commit took since are forgotten.
  */
-export function takeLeftWork(root: string, changed: readonly string[]): { paths: Set<string>; notes: string[] } {
+export function takeLeftWork(root: string, changed: readonly string[], ralphCommits = true): { paths: Set<string>; notes: string[] } {
   const now = new Set(changed);
   const left = read(root).map((item) => ({ ...item, paths: item.paths.filter((file) => now.has(file)) })).filter((item) => item.paths.length > 0);
   write(root, left);
-  const notes = left.map((item) => `uncommitted work of iteration ${item.iteration} on ${item.taskId}, which did not finish (${item.paths.length === 1 ? '1 path' : `${item.paths.length} paths`}: ${listPaths(item.paths)}), is ralph's, not yours: ${item.taskId} runs again with it, and ralph's next commit takes it`);
+  const notes = left.map((item) => `uncommitted work of iteration ${item.iteration} on ${item.taskId}, which did not finish (${item.paths.length === 1 ? '1 path' : `${item.paths.length} paths`}: ${listPaths(item.paths)}), is ralph's, not yours: ${item.taskId} runs again with it${ralphCommits ? ", and ralph's next commit takes it" : ''}`);
   return { paths: new Set(left.flatMap((item) => item.paths)), notes };
 }
 

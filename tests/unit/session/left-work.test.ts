@@ -30,6 +30,8 @@ describe('recordLeftWork and takeLeftWork', () => {
     // The run committed src/b.ts but stopped again before work-1.txt: that one is still named.
     expect([...takeLeftWork(root, ['work-1.txt']).paths]).toEqual(['work-1.txt']);
     expect(JSON.parse(readFileSync(file(root), 'utf8')).left).toEqual([{ taskId: 'US-001', iteration: 1, paths: ['work-1.txt'] }]);
+    // When the agent commits its own work (or nobody does), ralph's commits take nothing: the note says no more.
+    expect(takeLeftWork(root, ['work-1.txt'], false).notes).toEqual(["uncommitted work of iteration 1 on US-001, which did not finish (1 path: work-1.txt), is ralph's, not yours: US-001 runs again with it"]);
     // Committed: forgotten, and the file goes.
     expect(takeLeftWork(root, []).paths.size).toBe(0);
     expect(existsSync(file(root))).toBe(false);
