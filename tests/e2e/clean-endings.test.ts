@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentCalls, agentPids, closeStep, FAST, makeSandbox, PROJECT, readBeads, scenario, seedBeads, standardEpic, waitFor, type RalphResult, type Sandbox } from './helpers.ts';
+import { agentCalls, agentPids, bdCalls, closeStep, FAST, makeSandbox, PROJECT, readBeads, scenario, seedBeads, standardEpic, waitFor, type RalphResult, type Sandbox } from './helpers.ts';
 import { answer, FEATURE, prdProject, prdStories, report, specKitProject, tick } from './projects.ts';
 import { main } from '../../lib/cli/main.ts';
 import { abortableSleep, execCommand, type Deps } from '../../lib/deps.ts';
@@ -72,6 +72,28 @@ describe('a run refused by a live lock', () => {
     expect(done.code, done.stderr).toBe(0);
     expect(agentCalls(sandbox)).toHaveLength(2);
     expect(existsSync(lockPath(sandbox))).toBe(false);
+  });
+
+  it('beads: the refused run asks bd nothing (the lock is looked at before the source is read)', async () => {
+    sandbox = makeSandbox();
+    seedBeads(sandbox, standardEpic(1));
+    const release = path.join(sandbox.root, 'release');
+    const close = closeStep('ws-9w6.2') as { run: string[][] };
+    scenario(sandbox, [{ ...close, waitFile: release }]);
+    const live = start(sandbox, FAST);
+    try {
+      await waitFor(() => agentCalls(sandbox).length === 1, 30_000, 'the live run to start its agent');
+      // The refused run's bd calls go to a log of its own, apart from the live run's.
+      const refusedLog = path.join(sandbox.root, 'bd-refused.log');
+      const refused = await start(sandbox, FAST, { FAKE_BD_LOG: refusedLog }).done;
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stderr.split('\n')[0]).toMatch(/^ralph: another ralph holds /);
+      expect(existsSync(refusedLog) ? readFileSync(refusedLog, 'utf8') : '').toBe('');
+      expect(bdCalls(sandbox).length).toBeGreaterThan(0);
+    } finally {
+      writeFileSync(release, '');
+      await live.done;
+    }
   });
 
   it('refused only after the heartbeat was watched (another run started meanwhile): still nothing but the refusal, and no git status of the live tree', async () => {
