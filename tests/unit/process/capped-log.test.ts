@@ -110,7 +110,7 @@ describe('CappedLog', () => {
     expect(text.split(lines[3]!).length).toBe(2);
   });
 
-  it('says which log it could not write when the tail cannot be opened, and stops writing it', async () => {
+  it('says once which log it could not write when the tail cannot be opened', async () => {
     const dir = tempDir('ralph-capped-');
     const file = path.join(dir, 'log.jsonl');
     const stream = createWriteStream(file);
