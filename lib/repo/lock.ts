@@ -217,9 +217,18 @@ async function holder(root: string): Promise<LockState> {
  * writes nothing of the live run's first.
  */
 export function refuseIfHeld(root: string, now = Date.now()): void {
-  const state = inspectLock(root, now);
+  let state = inspectLock(root, now);
+  // A run that took the directory a moment ago writes .ralph.lock right after: wait a little for it, so the
+  // refusal names its holder (two runs started at once) rather than "a run that is starting up".
+  for (let waited = 0; state.held && !state.watch && !state.info && waited < STARTING_UP_WAIT_MS; waited += 25) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+    state = inspectLock(root, now + waited + 25);
+  }
   if (state.held && !state.watch) throw heldError(path.join(root, LOCK_FILE), state);
 }
+
+/** How long a refusal waits for a run that is starting up to write who it is. */
+const STARTING_UP_WAIT_MS = 2000;
 
 function heldError(file: string, state: LockState): RalphError {
   const info = state.info;

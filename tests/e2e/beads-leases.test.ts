@@ -74,7 +74,10 @@ describe.each(FAKE_BD_VERSIONS)('beads claims, bd %s', (version) => {
     const result = await run.done;
     expect(result.code, result.stderr).toBe(130);
     expect(held(target)).toEqual([]);
-    expect(result.stderr).toMatch(/warning: gave back 2 beads this run still held in beads: ws-9w6\.[23] \(ralph-w[12]\), ws-9w6\.[23] \(ralph-w[12]\); open again for the next run/);
+    // Each iteration the signal cut short puts its own bead back as it ends (the clean ending of issue 33), so
+    // the run's last give-back finds nothing left to give.
+    for (const [id, title] of [['ws-9w6.2', 'Task 1'], ['ws-9w6.3', 'Task 2']] as const) expect(result.stderr).toMatch(new RegExp(`${id.replace('.', '\\.')} "${title}" was left in_progress by iteration \\d, which did not finish \\(interrupted by SIGINT\\); put back to open`));
+    expect(result.stderr).not.toMatch(/gave back/);
     for (const id of ['ws-9w6.2', 'ws-9w6.3']) expect(readBeads(target).find((issue) => issue.id === id)).toMatchObject({ status: 'open' });
   });
 
