@@ -9,7 +9,7 @@ import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequ
 import { fileSystemError } from '../fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
-import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../commit-set.ts';
+import { CommitGuard, isRalphFile, startNotes } from '../commit-set.ts';
 import { inspectLock, type HeldLock } from '../lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
@@ -177,7 +177,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       roster = new AgentRoster(prepared.seats, () => deps.now());
       const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
-      if (commitOn) await git.warmUp();
+      if (prepared.commitMode !== 'off') await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
       const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
       const result = await runLoop({
@@ -185,9 +185,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         control,
         // The gates run in the same sandbox as the agent, in the folder it worked in.
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
-        commit: commitOn && config.parallel === 1
+        // The agent committing its own work (Spec Kit, beads): what it leaves of a passing iteration, ralph commits.
+        commit: prepared.commitMode !== 'off' && config.parallel === 1
           ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
           : undefined,
+        ...(prepared.commitMode === 'agent' ? { agentCommits: { userPaths: guard.userPaths } } : {}),
         roster,
         // --converge: passes once every task is done; what a pass appends is committed when ralph commits.
         convergence: config.extra.get('converge') === true && source.converge ? createConvergence(source.converge, (config.extra.get('max-converge') as number | undefined) ?? DEFAULT_MAX_CONVERGE) : undefined,
@@ -214,17 +216,10 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         wrap,
         dock,
       });
-      // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit.
-      // (--remote: every record was published as it was made.)
-      if (commitOn && !prepared.remote) {
-        try {
-          const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
-          if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
-        } catch (error) {
-          warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
-        }
-      }
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}) });
+      // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit;
+      // what of the run stays uncommitted is said (--remote: every record was published as it was made).
+      const uncommitted = await (await import('./clean-tree.ts')).closeTree({ git, guard, mode: prepared.commitMode, sessionId, stateFiles: source.workers.stateFiles(), remote: prepared.remote !== undefined, warn });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(uncommitted.length > 0 ? { uncommitted } : {}) });
       finished = true;
     } finally {
       control.close();

@@ -52,6 +52,8 @@ export interface LoopContext {
   /** Commits a passing iteration's work (commit on, one worker); `amendState` adds the source's state to the agent's own commit instead (it commits, ralph not). */
   commit?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   amendState?: () => Promise<Committed>;
+  /** The agent commits its own work: `commit` takes only what a passing iteration left uncommitted (see inPlaceWorkspace). */
+  agentCommits?: { userPaths: ReadonlySet<string> };
   /** What ralph's commits may hold: never the user's own changes from before the run, nor a secret. */
   guard?: CommitGuard;
   /** The records so far, kept by the caller (an interruption still reports them). */
@@ -101,7 +103,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult =>
     endLoop({ status, exitCode, message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart });
 
-  const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit, amendState: ctx.amendState }) : undefined;
+  const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit, amendState: ctx.amendState, agentCommits: ctx.agentCommits }) : undefined;
   const worktrees = single ? undefined : new Worktrees(ctx.root, ctx.guard);
   // HEAD as the next iteration starts: read once, then carried from each iteration's end (one worker) or
   // published by each merge (several).
@@ -137,7 +139,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     const info: IterationInfo = { iteration: 0, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
     started += 1;
     // Numbered once it goes ahead: a claim another host won spends neither a number nor the budget (record()).
-    const number = (): void => void (info.iteration = firstIteration + numbered++);
+    const number = (): void => {
+      info.iteration = firstIteration + numbered++;
+      info.run = { count: numbered, max: ctx.maxIterations };
+    };
     const ended = (async (): Promise<Ended> => {
       try {
         let workspace: Workspace;
