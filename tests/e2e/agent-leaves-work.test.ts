@@ -66,6 +66,7 @@ describe('an agent that leaves its work uncommitted', () => {
     const again = await runRalph(sandbox, ['--dry-run']);
     expect(again.code, again.stdout).toBe(0);
     expect(again.stdout).not.toContain('the task state');
+    expect(again.stdout).toContain('commits: the agent commits its own work (ralph adds its task state to those commits, and commits what the agent leaves of a passing iteration;');
     expect(again.stdout).toContain('note: uncommitted changes from before the run (2 paths: .env, README.md)');
   });
 
