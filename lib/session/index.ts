@@ -173,11 +173,12 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       if (config.extra.get('isolate') === true && !prepared.agent.isolation) {
         warn(`--isolate: the ${prepared.agent.name} CLI has no way to start without the user's own configuration; it runs as usual`);
       }
-      const commitOn = prepared.commitMode === 'ralph';
+      // ralph commits in every mode but --no-commit: each passing iteration, or what the agent leaves of one.
+      const commits = prepared.commitMode !== 'off';
       roster = new AgentRoster(prepared.seats, () => deps.now());
       const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
-      if (prepared.commitMode !== 'off') await git.warmUp();
+      if (commits) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
       const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
       const result = await runLoop({
@@ -186,14 +187,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         // The gates run in the same sandbox as the agent, in the folder it worked in.
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
         // The agent committing its own work (Spec Kit, beads): what it leaves of a passing iteration, ralph commits.
-        commit: prepared.commitMode !== 'off' && config.parallel === 1
+        commit: commits && config.parallel === 1
           ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
           : undefined,
         ...(prepared.commitMode === 'agent' ? { agentCommits: { userPaths: guard.userPaths } } : {}),
         roster,
-        // --converge: passes once every task is done; what a pass appends is committed when ralph commits.
+        // --converge: passes once every task is done; what a pass appends is committed (but with --no-commit).
         convergence: config.extra.get('converge') === true && source.converge ? createConvergence(source.converge, (config.extra.get('max-converge') as number | undefined) ?? DEFAULT_MAX_CONVERGE) : undefined,
-        commitState: commitOn ? (message: string, iteration: number) => guard.commit(git, message, { 'Ralph-Iteration': String(iteration) }, { only: source.workers.stateFiles() }) : undefined,
+        commitState: commits ? (message: string, iteration: number) => guard.commit(git, message, { 'Ralph-Iteration': String(iteration) }, { only: source.workers.stateFiles() }) : undefined,
         // The agent commits its own work: ralph's record of the iteration goes into that commit.
         amendState: prepared.commitMode === 'agent' ? (() => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true })) : undefined,
         guard,
