@@ -123,6 +123,15 @@ describe('an agent that leaves its work uncommitted', () => {
     expect(git(sandbox, ['rev-parse', 'HEAD'])).toBe(head);
     expect(result.stderr).toContain(`warning: left uncommitted: --no-commit: what this run changed stays uncommitted (5 paths: ${FEATURE}/progress.txt, ${FEATURE}/ralph-tasks.json, ${TASKS_PATH}, src/a.ts, src/b.ts); commit it yourself`);
     expect(JSON.parse(result.stdout).uncommitted).toEqual([`${FEATURE}/progress.txt`, `${FEATURE}/ralph-tasks.json`, TASKS_PATH, 'src/a.ts', 'src/b.ts']);
+
+    // A later run (nothing left to do) keeps its word: the task state goes into its last commit; the code,
+    // uncommitted before it started, is the user's now and stays as it is.
+    const later = await runRalph(sandbox, FAST);
+    expect(later.code, later.stderr).toBe(0);
+    expect(later.stderr).toContain(`warning: the task state ${FEATURE}/progress.txt, ${FEATURE}/ralph-tasks.json, ${TASKS_PATH} had uncommitted changes: ralph commits them with the task state`);
+    expect(git(sandbox, ['log', '-1', '--format=%s'])).toMatch(/^ralph: task state at the end of session /);
+    expect(filesOf(sandbox, 'HEAD')).toEqual([`${FEATURE}/progress.txt`, `${FEATURE}/ralph-tasks.json`, TASKS_PATH]);
+    expect(status(sandbox)).toEqual([' M README.md', '?? src/a.ts', '?? src/b.ts']);
   });
 });
 
