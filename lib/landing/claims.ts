@@ -3,7 +3,7 @@
 // every race: a claim is created by a push that must find no such ref (`--force-with-lease=REF:`), renewed
 // and taken over by pushes that must find the very commit last seen there (compare-and-swap), and released
 // by a delete under the same condition, or together with the landing push (--atomic, see remote.ts).
-import { gitReason, type Git } from '../git.ts';
+import { gitReason, type Git } from '../repo/git.ts';
 import { ClaimLostError, RalphError } from '../errors.ts';
 import type { RemoteGit } from './remote-git.ts';
 import { noAnswer, pushLines } from './remote-git.ts';

@@ -3,7 +3,7 @@
 // again) is told apart from a refusal (an answer).
 import type { Deps, ExecResult } from '../deps.ts';
 import { RalphError } from '../errors.ts';
-import { quietEnv } from '../pr/target.ts';
+import { quietEnv } from '../repo/git.ts';
 
 /** Longest one fetch or push may take before it counts as the remote not answering. */
 const REMOTE_TIMEOUT_MS = 120_000;

@@ -4,10 +4,10 @@
 // server refuses it when another host landed first (the caller replays on the new head and tries again) or
 // when the claim is not this run's any more. A remote that does not answer is waited for, with backoff, up
 // to --remote-wait; then the run stops and says what is kept where.
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { ClaimLostError, RalphError, RemoteUnreachableError } from '../errors.ts';
-import { gitReason, type Git } from '../git.ts';
+import { gitReason, type Git } from '../repo/git.ts';
 import { backoffDelays } from '../retry.ts';
 import { RemoteClaims, type Holder } from './claims.ts';
 import { mustWork, noAnswer, pushLines, remoteGit, type RemoteGit } from './remote-git.ts';

@@ -1,7 +1,7 @@
 // Replaying a worker's commits (lib/landing: where tasks are claimed and landed, one host or several): one at a time (a lock), each commit replayed on the feature branch's
 // current head with its author and message, the source's state files left out, then the main worktree
 // fast-forwarded. A conflict is never left in a file: the replay is undone and the conflicting paths named.
-import { isUnder, type Git } from '../git.ts';
+import { isUnder, type Git } from '../repo/git.ts';
 
 /** Runs jobs one after another, in the order they asked; knows the feature branch's head between merges. */
 export class MergeLock {

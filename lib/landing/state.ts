@@ -2,8 +2,8 @@
 // of the main worktree (never merged as text from a worker's copy) and commits them with the work. With
 // several hosts, records are shared: each goes on the head every host sees, is published at once (the
 // others count its failures too), and carries a number no other host's record holds.
-import type { CommitGuard, LeftOut } from '../commit-set.ts';
-import type { Git } from '../git.ts';
+import type { CommitGuard, LeftOut } from '../repo/commit-set.ts';
+import type { Git } from '../repo/git.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { commitText } from './replay.ts';
 import type { Dock } from './types.ts';

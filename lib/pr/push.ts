@@ -3,11 +3,12 @@
 // remote that moved refuses it, which is a warning, tried again at the next landing and at the end. Before
 // each push, the commits the remote does not have yet are read for what ralph never commits (a secret value,
 // an environment file, a private key: CommitGuard); one found stops every push of the run.
-import { describeLeftOut, type CommitGuard } from '../commit-set.ts';
+import { describeLeftOut, type CommitGuard } from '../repo/commit-set.ts';
 import type { Deps } from '../deps.ts';
-import type { Git } from '../git.ts';
-import { count } from '../tasks-left.ts';
-import { firstLine, quietEnv, type PrTarget } from './target.ts';
+import type { Git } from '../repo/git.ts';
+import { count } from '../progress/tasks-left.ts';
+import { quietEnv } from '../repo/git.ts';
+import { firstLine, type PrTarget } from './target.ts';
 
 const PUSH_TIMEOUT_MS = 10 * 60_000;
 

@@ -1,7 +1,8 @@
 // The end of a run in the user's repository: the task state no iteration's commit took goes into one last
 // commit, then whatever of the run is still uncommitted is said, so nobody finds it later by surprise.
-import { describeLeftOut, isRalphFile, listPaths, type CommitGuard, type CommitMode, type LeftOut } from '../commit-set.ts';
-import type { Git } from '../git.ts';
+import { describeLeftOut, listPaths, type CommitGuard, type CommitMode, type LeftOut } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
+import type { Git } from '../repo/git.ts';
 import { errorMessage } from '../errors.ts';
 
 export interface CloseTreeOptions {

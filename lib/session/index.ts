@@ -6,17 +6,18 @@ import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
-import { fileSystemError } from '../fs-errors.ts';
+import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
-import { excludeRalphFiles } from '../git.ts';
-import { CommitGuard, isRalphFile, startNotes } from '../commit-set.ts';
-import { inspectLock, type HeldLock } from '../lock.ts';
+import { excludeRalphFiles } from '../repo/git.ts';
+import { CommitGuard, startNotes } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
+import { inspectLock, type HeldLock } from '../repo/lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
 import type { Agent } from '../agents/types.ts';
 import { createView } from '../view/live.ts';
 import { printError } from '../view/print-error.ts';
-import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
+import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
@@ -119,7 +120,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
     const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }] = await Promise.all([
-      import('../lock.ts'),
+      import('../repo/lock.ts'),
       import('./loop.ts'),
       import('./worktrees.ts'),
       import('../gates.ts'),
@@ -181,15 +182,16 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       if (commits) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
       const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
+      const commitWork = commits
+        ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
+        : undefined;
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
         // The gates run in the same sandbox as the agent, in the folder it worked in.
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
         // The agent committing its own work (Spec Kit, beads): what it leaves of a passing iteration, ralph commits.
-        commit: commits && config.parallel === 1
-          ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
-          : undefined,
+        commit: config.parallel === 1 ? commitWork : undefined,
         ...(prepared.commitMode === 'agent' ? { agentCommits: { userPaths: guard.userPaths } } : {}),
         roster,
         // --converge: passes once every task is done; what a pass appends is committed (but with --no-commit).
@@ -220,7 +222,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit;
       // what of the run stays uncommitted is said (--remote: every record was published as it was made).
       const uncommitted = await (await import('./clean-tree.ts')).closeTree({ git, guard, mode: prepared.commitMode, sessionId, stateFiles: source.workers.stateFiles(), remote: prepared.remote !== undefined, warn });
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(uncommitted.length > 0 ? { uncommitted } : {}) });
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(result.hooks ? { hooks: result.hooks } : {}), ...(uncommitted.length > 0 ? { uncommitted } : {}) });
       finished = true;
     } finally {
       control.close();
@@ -272,7 +274,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
   if (onExit) {
     const variables = redactor.deep({ RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId });
-    await (await import('../hooks.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
+    await (await import('./exit-hook.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
   }
   return summary.exitCode;
 }

@@ -4,31 +4,33 @@
 // loop either way: N = 1 is a pool of one.
 import { mkdirSync } from 'node:fs';
 import type { Agent } from '../agents/types.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import type { Control } from '../control/index.ts';
-import { decideNext } from '../decide.ts';
+import { decideNext } from './decide.ts';
 import type { Deps } from '../deps.ts';
 import { abortError, ClaimLostError, errorMessage, ExitCode, RalphError, StopRequestedError } from '../errors.ts';
-import type { EventBus, IterationRecord, RunStatus, RunSummary } from '../events.ts';
+import type { EventBus, IterationRecord, RunStatus } from '../events.ts';
 import type { GateResult } from '../gates.ts';
-import type { Git } from '../git.ts';
+import type { Git } from '../repo/git.ts';
 import { runIteration, type IterationOutput } from '../iteration/index.ts';
 import { convergeTask, runConvergePass } from '../iteration/converge.ts';
+import { hookTask, runHookPass } from '../iteration/hook-pass.ts';
+import { createHookRuns } from './hooks.ts';
 import type { Convergence } from './converge.ts';
 import type { AgentRoster } from '../iteration/agent-roster.ts';
 import type { UsageWait } from '../iteration/usage-wait.ts';
 import { inPlaceWorkspace, type Committed, type Workspace } from '../iteration/workspace.ts';
-import type { CommitGuard } from '../commit-set.ts';
+import type { CommitGuard } from '../repo/commit-set.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { CommandWrap } from '../iteration/agent-run.ts';
-import type { IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
+import type { HookPassInfo, IterationInfo, Snapshot, Task, TaskSource } from '../sources/types.ts';
 import type { WorkerWorkspace } from './worker.ts';
 import { Worktrees } from './worktrees.ts';
 import type { Reviewer } from '../iteration/review.ts';
 import type { Dock } from '../landing/types.ts';
-import { count, describeTasksLeft } from '../tasks-left.ts';
+import { count, describeTasksLeft } from '../progress/tasks-left.ts';
 import { decideBreaker, type BreakerLimits } from './breaker.ts';
-import { endLoop, lookAtHosts, pollMs, spread, spreadWindow } from './loop-end.ts';
+import { endLoop, lookAtHosts, pollMs, spread, spreadWindow, type LoopResult } from './loop-end.ts';
 import { Reruns } from './reruns.ts';
 import { describeWaiting } from '../questions/index.ts';
 
@@ -73,7 +75,7 @@ export interface LoopContext {
   dock?: Dock;
 }
 
-export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
+export type { LoopResult };
 
 type Ended = { slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown };
 
@@ -100,8 +102,12 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let firstError: unknown;
   let lastSnapshot: Snapshot | undefined;
   let doneAtStart: number | undefined; // tasks done when this run first looked (several hosts: who landed what)
-  const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult =>
-    endLoop({ status, exitCode, message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart });
+  const hookRuns = createHookRuns(source);
+  let alone = false; // a converge or hook pass runs: nothing starts beside it
+  const finish = (status: RunStatus, exitCode: number, message: string, snapshot: Snapshot | undefined): LoopResult => ({
+    ...endLoop({ status, exitCode, message: status === 'completed' ? `${message}${hookRuns.note()}` : message, snapshot, records: ctx.records, costUsd, convergence: ctx.convergence, remote, doneAtStart }),
+    ...hookRuns.summary(),
+  });
 
   const inPlace = single ? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source, commit: ctx.commit, amendState: ctx.amendState, agentCommits: ctx.agentCommits }) : undefined;
   const worktrees = single ? undefined : new Worktrees(ctx.root, ctx.guard);
@@ -110,8 +116,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let head = await ctx.git.head();
   // Several workers: where they land (this host's branch, or the remote's), the worktrees; loaded only then.
   const several = single ? undefined : await (async () => {
-    const [{ localDock }, { worktreeWorkspace, closeWorkers }] = await Promise.all([import('../landing/local.ts'), import('./worker.ts')]);
-    return { dock: ctx.dock ?? localDock(ctx.git, head), worktreeWorkspace, closeWorkers };
+    const [{ localDock }, { worktreeWorkspace, closeWorkers }, { agentResolver }] = await Promise.all([import('../landing/local.ts'), import('./worker.ts'), import('./resolver.ts')]);
+    const resolve = agentResolver({ root: ctx.root, config: ctx.config, deps: ctx.deps, agent: ctx.agent, profile: ctx.profile, bus, signal, usageWait: ctx.usageWait, wrap: ctx.wrap, redactor: ctx.redactor, roster: ctx.roster }, ctx.logDir);
+    return { dock: ctx.dock ?? localDock(ctx.git, head), worktreeWorkspace, closeWorkers, resolve };
   })();
   const dock = several?.dock;
   const workers = new Map<number, WorkerWorkspace>();
@@ -121,7 +128,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const base = await ctx.git.head();
       if (!base) throw new RalphError('the repository has no commit to start the workers from: commit first');
       const tree = await worktrees!.create(slot, base);
-      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, dock: dock!, sessionId: ctx.sessionId, guard: ctx.guard });
+      worker = several!.worktreeWorkspace({ tree, worktrees: worktrees!, main: ctx.git, source, dock: dock!, sessionId: ctx.sessionId, guard: ctx.guard, gates: ctx.gates, resolve: several!.resolve });
       workers.set(slot, worker);
     }
     return worker;
@@ -133,11 +140,12 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   let looks = 0; // looks in a row at the remote with nothing to start (several hosts): each waits longer
   let at: string | undefined; // several hosts: the shared head of the last look
 
-  /** `pass`: a converge pass, in the repository itself (nothing runs beside it), not a task. */
-  const start = (task: Task, slot: number, before: Snapshot, pass?: number): void => {
+  /** `pass`, `hook`: a converge pass or a project's hook, in the repository itself (nothing runs beside it), not a task. */
+  const start = (task: Task, slot: number, before: Snapshot, pass?: number, hook?: HookPassInfo): void => {
     const seenAt = at; // the shared head `before` was read at (several hosts)
     const info: IterationInfo = { iteration: 0, maxIterations: firstIteration - 1 + ctx.maxIterations, sessionId: ctx.sessionId, head, ...(single ? {} : { worker: slot }) };
     started += 1;
+    alone = pass !== undefined || hook !== undefined;
     // Numbered once it goes ahead: a claim another host won spends neither a number nor the budget (record()).
     const number = (): void => {
       info.iteration = firstIteration + numbered++;
@@ -146,6 +154,12 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     const ended = (async (): Promise<Ended> => {
       try {
         let workspace: Workspace;
+        if (hook) {
+          number();
+          const output = await runHookPass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, hook, { ...info, worker: undefined });
+          hookRuns.ended(hook, output.record.outcome === 'pass' ? 'pass' : 'fail', output.record.iteration);
+          return { slot, task, output };
+        }
         if (pass !== undefined) {
           number();
           const output = await runConvergePass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, { pass, maxPasses: ctx.convergence!.maxPasses, commitState: ctx.commitState }, { ...info, worker: undefined });
@@ -175,7 +189,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const describeLimit = (): string => (ctx.config.maxCost !== undefined && costUsd >= ctx.config.maxCost ? `cost budget of $${ctx.config.maxCost} spent ($${costUsd.toFixed(4)})` : `iteration limit of ${ctx.maxIterations} reached`);
   /** Whether another iteration may start now, whatever the task. */
   const mayStart = (): boolean => {
-    if (signal.aborted || failure !== undefined) return false;
+    if (signal.aborted || failure !== undefined || alone) return false;
     if (started >= ctx.maxIterations) return false;
     if (ctx.config.maxCost !== undefined && costUsd >= ctx.config.maxCost) return false;
     // No new agent while the session waits for a usage-limit reset, nor beside a task that must run alone.
@@ -198,6 +212,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
 
   const record = (ended: Ended): void => {
     running.delete(ended.slot);
+    alone = false;
     idle.push(ended.slot);
     idle.sort((a, b) => a - b);
     if ('error' in ended) {
@@ -233,12 +248,13 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
     if (output.record.claimedComplete && output.after.remaining.length > 0) {
       bus.emit({ type: 'warning', message: `premature completion promise in iteration ${output.record.iteration}: ${count(output.after.remaining.length, 'task')} remain; going on` });
     }
+    // A pass's own failure (a hook that failed, a converge pass that broke) says more than the agent's.
+    if (output.failure) failure ??= output.failure;
     if (output.run.exhausted) {
       const classification = output.run.classification;
       failure ??= `agent still failing after ${output.run.attempts} attempts: ${'reason' in classification ? classification.reason : 'unknown'}`;
     }
     if (output.record.review?.exhausted) failure ??= `the reviewer ${output.record.review.agent} gave ${output.record.review.reasons}`;
-    if (output.failure) failure ??= output.failure;
     // The no-progress breaker: a dead loop stops here instead of spending the rest of the budget.
     const brake = decideBreaker(ctx.records, ctx.breaker, source.words);
     if (brake.kind === 'stop') failure ??= `${brake.reason} (${source.describe()})`;
@@ -262,10 +278,14 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         if (running.size === 0) {
           const next = decideNext(before, { iterations: started, costUsd }, { maxIterations: ctx.maxIterations, maxCost: ctx.config.maxCost });
           const step = next.kind === 'complete' ? ctx.convergence?.next(source.describe()) : undefined;
-          if (step?.kind === 'end') return finish(step.status, step.exitCode, step.message, before);
-          if (step?.kind === 'pass' && !mayStart()) return finish('limit_reached', ExitCode.limit, `${describeLimit()} before converge pass ${step.pass}: not proven converged`, before);
+          // The project's hooks: before the first task, and once every task is done (and converged).
+          const hook = hookRuns.next(next.kind, step);
+          if (hook && !mayStart()) return finish('limit_reached', ExitCode.limit, `${describeLimit()} before the project's ${hook.name} hook`, before);
+          if (hook) start(hookTask(hook), idle.shift()!, before, undefined, hook);
+          else if (step?.kind === 'end') return finish(step.status, step.exitCode, step.message, before);
+          else if (step?.kind === 'pass' && !mayStart()) return finish('limit_reached', ExitCode.limit, `${describeLimit()} before converge pass ${step.pass}: not proven converged`, before);
           if (step?.kind === 'pass') start(convergeTask(step.pass, ctx.convergence!.maxPasses), idle.shift()!, before, step.pass);
-          else if (next.kind === 'complete') {
+          else if (next.kind === 'complete' && !hook) {
             const skipped = before.skipped?.length ? `; ${before.skipped.length} skipped: ${before.skipped.map((task) => task.id).join(', ')}` : '';
             const what = ctx.records.length === 0 ? `nothing to do: every task of ${source.describe()} is already complete` : `all tasks of ${source.describe()} are complete`;
             return finish('completed', ExitCode.complete, `${what}${skipped}`, before);

@@ -1,13 +1,13 @@
 // Preparing a run: config, source, agent and every prerequisite, checked before anything changes.
 import { getAgent } from '../agents/index.ts';
-import type { CommitMode } from '../commit-set.ts';
+import type { CommitMode } from '../repo/commit-set.ts';
 import { seatCommand, seatLabel, type Seat } from '../iteration/agent-roster.ts';
 import type { Agent } from '../agents/types.ts';
 import type { OptionValue } from '../config/values.ts';
-import { readConfigFile, resolveConfig, type Config } from '../config.ts';
+import { readConfigFile, resolveConfig, type Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { PrerequisiteError } from '../errors.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
 import { findOnPath } from '../process/zx.ts';

@@ -5,7 +5,7 @@ import type { EventSink, RunEvent } from '../events.ts';
 import { describeState } from '../progress/describe.ts';
 import { RunTracker, type RunStatusFile } from '../progress/state.ts';
 import { paint, useColor } from './colour.ts';
-import { iterationCounter } from '../iteration-count.ts';
+import { iterationCounter } from '../progress/iteration-count.ts';
 import { DEFAULT_HEARTBEAT_MS, LineView } from './plain.ts';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

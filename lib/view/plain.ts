@@ -3,14 +3,14 @@ import { formatDuration } from '../duration.ts';
 import type { Output } from '../deps.ts';
 import type { EventSink, RunEvent } from '../events.ts';
 import { oneLine } from '../agents/common.ts';
-import { reviewLine } from '../review-text.ts';
-import { count, describeTasksLeft } from '../tasks-left.ts';
+import { reviewLine } from '../progress/review-text.ts';
+import { count, describeTasksLeft } from '../progress/tasks-left.ts';
 import { pullRequestLines } from '../pr/lines.ts';
 import { answerCommand, quoted } from '../questions/text.ts';
 import { paint, type Colour } from './colour.ts';
 import { landedText } from '../landing/view-text.ts';
-import { iterationCounter } from '../iteration-count.ts';
-import { listPaths } from '../commit-set.ts';
+import { iterationCounter } from '../progress/iteration-count.ts';
+import { listPaths } from '../repo/commit-set.ts';
 
 export interface ViewOptions {
   out: Output;

@@ -2,7 +2,7 @@
 // entry in progress.txt. Also the record of an iteration a killed run left unfinished.
 import { existsSync } from 'node:fs';
 import { failureLine, formatGateResults, type GateResult } from '../../gates.ts';
-import { reviewLine } from '../../review-text.ts';
+import { reviewLine } from '../../progress/review-text.ts';
 import type { IterationInfo, IterationResult } from '../types.ts';
 import { historyFile, writeHistoryRecord, type HistoryRecord, type QualityMetrics } from './history.ts';
 import type { ProgressEntry } from './progress.ts';

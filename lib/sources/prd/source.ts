@@ -1,6 +1,6 @@
 // The prd.json task source: picks the highest-priority open task, marks it in_iteration while the agent
 // works, and records the verdict in prd.json, history/iteration-N.json and progress.txt.
-import { count } from '../../tasks-left.ts';
+import { count } from '../../progress/tasks-left.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';

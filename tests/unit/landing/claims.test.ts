@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClaimLostError } from '../../../lib/errors.ts';
-import { Git } from '../../../lib/git.ts';
+import { Git } from '../../../lib/repo/git.ts';
 import { realDeps } from '../../../lib/deps.ts';
 import { refPart, RemoteClaims } from '../../../lib/landing/claims.ts';
 import { noAnswer, pushLines, remoteGit } from '../../../lib/landing/remote-git.ts';

@@ -13,6 +13,11 @@ describe('judgeConvergePass', () => {
     expect(judge(after, 'Appended T003 and T004.')).toEqual({ kind: 'appended', tasks: ['T003', 'T004'] });
   });
 
+  it('a summary of the appended tasks (short titles) counts nothing: only the new tasks are found work', () => {
+    const after = `${TASKS}\n## Phase 2: Convergence\n\n- [ ] T003 Validate the email per FR-003 in src/email.ts\n- [ ] T004 Log failures per FR-007 in src/log.ts\n\n## Task Checklist Summary\n\n### Phase 2 (2 tasks)\n- [ ] T003 - email validation\n- [ ] T004 - Log failures\n`;
+    expect(judge(after, 'Appended T003 and T004.')).toEqual({ kind: 'appended', tasks: ['T003', 'T004'] });
+  });
+
   it('appended to a file that did not end with a line break: still appending', () => {
     const before = TASKS.trimEnd();
     expect(judge(`${before}\n- [ ] T003 Add the footer\n`, '', [], before)).toEqual({ kind: 'appended', tasks: ['T003'] });

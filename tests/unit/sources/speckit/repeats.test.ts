@@ -1,7 +1,7 @@
 // The rule for ids written on several lines (lib/sources/speckit/repeats.ts): which lines are tasks,
 // which are copies that follow a task, which are strays, and what that leaves for the loop.
 import { describe, expect, it } from 'vitest';
-import { decideNext } from '../../../../lib/decide.ts';
+import { decideNext } from '../../../../lib/session/decide.ts';
 import { parseTasksMd } from '../../../../lib/sources/speckit/parse.ts';
 import { buildSnapshot } from '../../../../lib/sources/speckit/select.ts';
 
@@ -141,6 +141,48 @@ const rows: Row[] = [
     copies: [],
     remaining: [],
     decision: 'complete',
+  },
+  {
+    name: 'a repeat in the phases with a few words of the original (`T001 - the app`) is a copy, not T001#2',
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '## Phase 2: Release', '- [ ] T001 - app in src'],
+    tasks: ['T001:x'],
+    copies: ['4→T001'],
+    remaining: [],
+    decision: 'complete',
+  },
+  {
+    name: "a summary's phase subheadings stay in the summary: its short rows are copies, never phases of their own",
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '- [ ] T002 Verify the quickstart guide', '## Task Checklist Summary', '### Phase 1: Setup (2 tasks)', '- [ ] T001 - App', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T001:x', 'T002: '],
+    copies: ['6→T001', '7→T002'],
+    remaining: ['T002'],
+    next: 'T002',
+    decision: 'run',
+  },
+  {
+    name: 'numbering restarted in a later phase: a task sharing words with the first but saying more is another task',
+    lines: [PHASE, '- [x] T001 Create the user model in src/models/user.ts', '## Phase 2: User Story 1', '- [ ] T001 Create the user model tests'],
+    tasks: ['T001:x', 'T001#2: '],
+    copies: [],
+    remaining: ['T001#2'],
+    next: 'T001#2',
+    decision: 'run',
+  },
+  {
+    name: "an explanatory subheading inside a summary (### Dependencies) is still the summary's",
+    lines: [PHASE, '- [x] T002 Verify the quickstart guide', '## Task Summary', '### Dependencies', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T002:x'],
+    copies: ['5→T002'],
+    remaining: [],
+    decision: 'complete',
+  },
+  {
+    name: 'under an explanatory heading that is not a summary, only an abbreviation is a copy: a row sharing one word is a stray',
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '- [x] T002 Verify the quickstart guide', '## Notes', '- [ ] T001 - app', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T001:x', 'T002:x'],
+    copies: ['5→T001'],
+    remaining: ['line 6'],
+    decision: 'stuck',
   },
 ];
 
