@@ -192,6 +192,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
         // The agent committing its own work (Spec Kit, beads): what it leaves of a passing iteration, ralph commits.
         commit: config.parallel === 1 ? commitWork : undefined,
+        commitPass: commitWork,
         ...(prepared.commitMode === 'agent' ? { agentCommits: { userPaths: guard.userPaths } } : {}),
         roster,
         // --converge: passes once every task is done; what a pass appends is committed (but with --no-commit).

@@ -54,6 +54,8 @@ export interface LoopContext {
   /** Commits a passing iteration's work (commit on, one worker); `amendState` adds the source's state to the agent's own commit instead (it commits, ralph not). */
   commit?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   amendState?: () => Promise<Committed>;
+  /** Commits what a passing hook pass left (whatever the number of workers: a pass runs alone, in the repository). */
+  commitPass?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   /** The agent commits its own work: `commit` takes only what a passing iteration left uncommitted (see inPlaceWorkspace). */
   agentCommits?: { userPaths: ReadonlySet<string> };
   /** What ralph's commits may hold: never the user's own changes from before the run, nor a secret. */
@@ -156,7 +158,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         let workspace: Workspace;
         if (hook) {
           number();
-          const output = await runHookPass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, hook, { ...info, worker: undefined });
+          const output = await runHookPass({ ...ctx, signal, workspace: inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source }) }, hook, { ...info, worker: undefined }, ctx.commitPass);
           hookRuns.ended(hook, output.record.outcome === 'pass' ? 'pass' : 'fail', output.record.iteration);
           return { slot, task, output };
         }

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answer, FEATURE, prdProject, report, SNARK, specKitProject, TASKS_PATH, tick } from './projects.ts';
+import { answer, commitAll, FEATURE, prdProject, report, SNARK, specKitProject, TASKS_PATH, tick } from './projects.ts';
 import { closeStep, FAST, makeSandbox, runRalph, scenario, seedBeads, standardEpic, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -81,6 +81,24 @@ describe('an agent that leaves its work uncommitted', () => {
     expect(subjects(sandbox, base)).toEqual([expect.stringMatching(/^ralph: task state at the end of session /)]);
     expect(filesOf(sandbox, 'HEAD')).toEqual([`${FEATURE}/progress.txt`, `${FEATURE}/ralph-tasks.json`]);
     expect(result.stderr).not.toContain('left uncommitted');
+  });
+
+  it("Spec Kit: what the project's after_implement hook leaves is committed too", async () => {
+    sandbox = makeSandbox();
+    specKitProject(sandbox, TASKS);
+    writeFileSync(path.join(sandbox.repo, '.specify', 'extensions.yml'), ['installed:', '- review', 'hooks:', '  after_implement:', '  - extension: review', '    command: speckit.review.run', '    enabled: true', '    optional: false', '    description: Review the implementation', ''].join('\n'));
+    commitAll(sandbox, 'extension hooks');
+    const base = git(sandbox, ['rev-parse', 'HEAD']).trim();
+    scenario(sandbox, [
+      { write: { 'src/a.ts': 'a\n', 'src/b.ts': 'b\n' }, edit: [tick('T001'), tick('T002')], lines: [answer('Did T001 and T002.')] },
+      { write: { 'REVIEW.md': 'looks good\n' }, lines: [answer('Reviewed.')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(status(sandbox)).toEqual([]);
+    expect(subjects(sandbox, base)).toEqual(["ralph: after_implement:speckit.review.run review extension's hook: Review the implementation", 'ralph: T001 Create src/a.ts']);
+    expect(filesOf(sandbox, 'HEAD')).toEqual(['REVIEW.md', `${FEATURE}/progress.txt`, `${FEATURE}/ralph-tasks.json`]);
+    expect(viewLines(result.stderr)).toContainEqual(expect.stringMatching(/^iteration 2 after_implement:speckit\.review\.run: pass in \S+; committed by ralph as [0-9a-f]{7}: the agent left REVIEW\.md uncommitted$/));
   });
 
   it('beads: the agent closes its bead and commits nothing; ralph commits its work', async () => {
