@@ -114,6 +114,21 @@ describe('an agent that leaves its work uncommitted', () => {
     expect(viewLines(result.stderr)).toContainEqual(expect.stringMatching(/^iteration 1 ws-9w6\.2: pass in \S+, done: ws-9w6\.2; committed by ralph as [0-9a-f]{7}: the agent left one\.txt uncommitted$/));
   });
 
+  it("PRD: files changed name the story's own work, never the user's .env and README.md nor prd.json and progress.txt", async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox, { ...SNARK, userStories: SNARK.userStories.slice(0, 1) });
+    writeFileSync(path.join(sandbox.repo, '.env'), 'STRIPE_KEY=sk_test_user_own_value_123\n');
+    writeFileSync(path.join(sandbox.repo, 'README.md'), '# sample project\n\nhalf-written\n');
+    scenario(sandbox, [{ write: { 'src/mod.ts': 'export const mod = (a: number, b: number) => a % b;\n' }, lines: [report('completed')] }]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.records[0].filesChanged).toEqual(['src/mod.ts']);
+    const markdown = readFileSync(path.join(sandbox.repo, '.ralph', 'reports', `${summary.sessionId}.md`), 'utf8');
+    expect(markdown).toMatch(/\| 1 \| US-001 First story \| pass \|[^\n]*\| 1: src\/mod\.ts \|/);
+    expect(status(sandbox)).toEqual([' M README.md', '?? .env']);
+  });
+
   it('PRD: a story whose gate fails is not committed, and the end of the run says what stays uncommitted', async () => {
     sandbox = makeSandbox();
     prdProject(sandbox, { ...SNARK, userStories: SNARK.userStories.slice(0, 1) }, 'node -e "process.exit(1)"');
