@@ -52,7 +52,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
       bus,
       signal: ctx.signal,
       logBase: path.join(ctx.logDir, `iteration-${info.iteration}`),
-      env: { ...source.agentEnv?.(), ...workspace.env() },
+      env: { ...source.agentEnv?.(info), ...workspace.env() },
       reclaim: async () => (ctx.claimedOnRemote ? undefined : source.claim?.(task, info)),
       usageWait: ctx.usageWait,
       wrap: ctx.wrap,

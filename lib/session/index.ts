@@ -181,7 +181,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commits) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
-      const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
+      const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }), stateFiles: () => source.workers.stateFiles() }) : undefined;
       const commitWork = commits
         ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
         : undefined;
@@ -253,6 +253,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   } finally {
     // Normally the lock goes after the final state is on disk (below); an unexpected error must not keep it.
     if (!finished) await lock?.release();
+  }
+  // However the run ended (0, 1, 2, 130): what it still holds in a shared task database goes back (beads: its workers' claims).
+  if (lock && finished && prepared?.source.release) {
+    try {
+      for (const message of await prepared.source.release()) warn(message);
+    } catch (error) {
+      warn(`could not give back what this run holds in ${prepared.source.name}: ${errorMessage(error)}`);
+    }
   }
   // The summary feeds the session record, both reports, --json and the on-exit hook: redacted once here.
   summary = redactor.deep(summary);

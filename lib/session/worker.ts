@@ -78,7 +78,9 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
    * or one cherry-pick. Otherwise every commit is replayed without its state-file changes.
    */
   const rebase = async (target: string, own: string | undefined, agentCommitted: boolean): Promise<Replay> => {
-    if (agentCommitted) return replayOnto(tree.git, tree.base!, target, stateFiles());
+    // Several hosts: the agent's own commits say which host and worker landed them, like ralph's (state.ts).
+    const marks: Record<string, string> = dock.remote ? { 'Ralph-Task': currentTask, 'Ralph-Worker': `w${tree.worker}`, 'Ralph-Host': dock.remote.host } : {};
+    if (agentCommitted) return replayOnto(tree.git, tree.base!, target, stateFiles(), marks);
     if (!own) return { head: target, commits: 0 };
     if (target === tree.base) return { head: own, commits: 1 };
     return pickOnto(tree.git, own, target);
@@ -182,8 +184,8 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if ('conflict' in replay && options.resolve && !resolving.tried) {
         // A short agent run on the new head costs less than the whole task again: the markers are its to settle.
         const work = (await tree.git.head())!;
-        const env = { ...source.agentEnv?.(), ...source.workers.env(tree.dir) };
-        const message = commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker));
+        const env = { ...source.agentEnv?.(info), ...source.workers.env(tree.dir) };
+        const message = commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host));
         const tried = await resolveOnto(tree.git, tree.dir, tree.base, work, target, stateFiles(), (markers) => options.resolve!({ task, iteration: info.iteration, cwd: tree.dir, env, markers }), message);
         resolving.tried = tried;
         if ('head' in tried) replay = { head: tried.head, commits: 1 };
@@ -219,7 +221,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       await source.workers.markDone(result.tasksDone);
       const at = await state.settleOn(result, info);
       // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker)), (own !== undefined || (resolving.tried !== undefined && 'head' in resolving.tried)) && 'commits' in replay && replay.commits > 0);
+      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker, dock.remote?.host)), (own !== undefined || (resolving.tried !== undefined && 'head' in resolving.tried)) && 'commits' in replay && replay.commits > 0);
       const head = await main.head();
       const published = await dock.publish(task.id);
       if (published.kind !== 'landed') {
@@ -266,7 +268,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       }
       if (result.kind === 'pass') {
         const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
-        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker), info.iteration);
+        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host), info.iteration);
         const early = await rebaseEarly(own, agentCommitted);
         const landed = await lock.run(async () => {
           const started = Date.now();

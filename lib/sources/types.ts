@@ -178,11 +178,16 @@ export interface TaskSource {
   check(): Promise<string[]>;
   /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */
   recover(): Promise<string[]>;
+  /**
+   * The run is over, however it ends (before the lock goes): give back what this run still holds in a
+   * shared task database (beads: its workers' claims); returns what to tell the user.
+   */
+  release?(): Promise<string[]>;
   snapshot(purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** The prompt for one iteration. */
   prompt(task: Task, info: IterationInfo): Promise<string>;
-  /** Extra environment for the agent (e.g. SPECIFY_FEATURE_DIRECTORY). */
-  agentEnv?(): Record<string, string>;
+  /** Extra environment for the agent of an iteration (e.g. SPECIFY_FEATURE_DIRECTORY, a worker's bd actor). */
+  agentEnv?(info?: IterationInfo): Record<string, string>;
   /** Called before the agent runs on `task`. */
   claim?(task: Task, info: IterationInfo): Promise<void>;
   /** Records the iteration's result in the source's own files. */

@@ -100,6 +100,11 @@ export interface SeedIssue {
   parent?: string;
   dependencies?: Array<string | Record<string, string>>;
   assignee?: string;
+  labels?: string[];
+  /** The lease line (bd main): when the claim's lease ends. */
+  lease_expires_at?: string;
+  heartbeat_at?: string;
+  close_reason?: string;
 }
 
 /** Writes the fake bd database (see tests/fakes/bd for the shape). */

@@ -24,6 +24,9 @@ export interface BdIssue {
   assignee?: string;
   /** When bd last wrote the issue (every bd prints it; 1.x to the second): how --remote tells a dead host's claim. */
   updated_at?: string;
+  /** The lease line (beads' main, 1.3): when the claim ends unless its holder runs `bd heartbeat`. */
+  lease_expires_at?: string;
+  labels?: string[];
   description?: string;
   acceptance_criteria?: string;
   design?: string;
@@ -70,10 +73,45 @@ const NOT_FOUND = /\bno issues? found\b|\bnot found\b/i;
 /** How a bd older than 0.62 refuses `ready --exclude-type`. */
 const NO_EXCLUDE_TYPE = /unknown flag: --exclude-type/;
 
+/**
+ * What to do when bd refuses to write a database another bd version migrated (an older bd after a newer
+ * one: `schema version mismatch`, 1.0.5's `Field 'id' doesn't have a default value`), or one a newer bd
+ * will migrate only with consent (a shared server: `bd migrate schema`); '' for any other failure.
+ */
+export function bdUpgradeHint(error: string): string {
+  if (/schema version mismatch|doesn't have a default value/i.test(error)) return ' (a newer bd migrated this beads database; this bd can read it but not write it: use the same bd version on every clone that shares it)';
+  if (/bd migrate schema/.test(error)) return ' (bd waits for a person to migrate the shared database: upgrade every clone\'s bd, then run bd migrate schema once)';
+  return '';
+}
+
+/** The commands of bd's that ralph uses only where they exist (`bd --help` lists them). */
+export interface BdCapabilities {
+  /** The lease line (beads' main since August 2026, 1.3.0): a claim lives 5 minutes unless renewed by this. */
+  heartbeat: boolean;
+  /** The lease line: frees an expired claim (nothing else does). */
+  reclaim: boolean;
+  /** `bd human`: where beads keeps questions for people (1.2+). */
+  human: boolean;
+}
+
+/**
+ * The commands `bd --help` lists: a command line is two spaces, the name, two or more spaces, its summary,
+ * under `Available Commands:` or one of the groups newer bd sorts them into.
+ */
+export function parseBdHelp(text: string): BdCapabilities {
+  const commands = new Set<string>();
+  for (const line of text.split('\n')) {
+    const match = /^ {2}([a-z][\w-]*) {2,}\S/.exec(line);
+    if (match) commands.add(match[1]!);
+  }
+  return { heartbeat: commands.has('heartbeat'), reclaim: commands.has('reclaim'), human: commands.has('human') };
+}
+
 /** The bd CLI, always with --json; ralph never reads .beads/ itself. */
 export class Bd {
   /** Whether this bd takes `ready --exclude-type` (beads 0.62+); learnt from the first refusal, once per run. */
   private excludeType = true;
+  private caps?: Promise<BdCapabilities>;
 
   constructor(
     private readonly deps: Deps,
@@ -107,6 +145,24 @@ export class Bd {
     } catch (error) {
       return { ok: false, issues: [], error: (error as Error).message };
     }
+  }
+
+  /**
+   * What this bd can do, from `bd --help` (asked once, only by a run that needs to know): a build of beads'
+   * main calls itself 1.2.2 like the release without leases, so the version alone cannot tell.
+   */
+  capabilities(): Promise<BdCapabilities> {
+    this.caps ??= this.deps.exec('bd', ['--help'], { cwd: this.cwd, env: this.deps.env }).then(
+      (result) => parseBdHelp(result.exitCode === 0 ? result.stdout : ''),
+      () => parseBdHelp(''),
+    );
+    return this.caps;
+  }
+
+  /** A write whose answer is not an issue list (heartbeat, reclaim, human, comments): whether bd did it, and what it said. */
+  async command(args: string[]): Promise<{ ok: boolean; stdout: string; error: string }> {
+    const result = await this.run(args);
+    return { ok: result.exitCode === 0, stdout: result.stdout, error: result.exitCode === 0 ? '' : bdErrorText(result.stdout, result.stderr) };
   }
 
   /** `bd version`: e.g. `1.0.5`, or undefined when bd does not say. */
@@ -163,7 +219,7 @@ export class Bd {
     const text = (): string => bdErrorText(result.stdout, result.stderr);
     if (result.exitCode !== 0 || !result.stdout.trim()) {
       if (NOT_FOUND.test(text())) throw new RalphError(`cannot set ${id} to ${status}: beads has no issue ${id} (${what}: ${text()})`);
-      throw new RalphError(`cannot set ${id} to ${status}: ${what} ${result.exitCode === 0 ? 'changed nothing' : 'failed'}: ${text()}`);
+      throw new RalphError(`cannot set ${id} to ${status}: ${what} ${result.exitCode === 0 ? 'changed nothing' : 'failed'}: ${text()}${bdUpgradeHint(text())}`);
     }
     const updated = parseBdArray(result.stdout, what).find((issue) => issue.id === id);
     if (updated?.status !== status) throw new RalphError(`cannot set ${id} to ${status}: ${what} left it ${updated ? updated.status : 'out of its answer'}`);

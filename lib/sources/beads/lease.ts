@@ -16,6 +16,12 @@
 // the reopen is skipped. Then this host claims it as its own worker, atomically, and checks with `bd show`
 // (claimForWorker). The two writes of the guarded reopen are two transactions in bd; a takeover that
 // another finished inside that gap is caught by looking again after a short pause (TAKEOVER_SETTLE_MS).
+//
+// The lease line (beads' main since August 2026, 1.3.0) keeps leases itself: a claim carries
+// `lease_expires_at` (5 minutes on), only `bd heartbeat ID` by the holder moves it (the metadata renewal
+// does not), an expired claim stays in_progress and assigned (another actor's --claim is refused), and
+// only `bd reclaim` frees it. There ralph renews with heartbeat, judges expiry by bd's lease, and takes a
+// dead holder's bead over with `bd reclaim` scoped to that holder and that bead: one atomic write, so no pause.
 import { ClaimLostError, errorMessage } from '../../errors.ts';
 import type { Config } from '../../config/index.ts';
 import type { Bd, BdIssue } from './bd.ts';
@@ -42,6 +48,8 @@ export function expiredClaim(issue: BdIssue, host: string, now: number, lease: n
   if (issue.status !== 'in_progress') return false;
   const holder = parseActor(issue.assignee);
   if (holder?.host === undefined || holder.host === host) return false;
+  // bd's own lease, where it keeps one: the holder stopped renewing it by heartbeat.
+  if (issue.lease_expires_at) return now > Date.parse(issue.lease_expires_at);
   const written = Date.parse(issue.updated_at ?? '');
   return Number.isFinite(written) && now - written > lease;
 }
@@ -54,10 +62,20 @@ function guarded(id: string, actor: string, edits: string[]): string[] {
 /** What a renewal found: still held, done (closed), or held by someone else now. */
 export type Renewal = { kind: 'held' } | { kind: 'closed' } | { kind: 'lost'; holder: string; status: string };
 
-/** Renews `actor`'s claim of `id` (stamps updated_at through bd's metadata), only while `actor` holds it. */
-export async function renewClaim(bd: Bd, id: string, actor: string, now: number): Promise<Renewal> {
-  const done = await bd.attempt(guarded(id, actor, ['--set-metadata', `${RENEWED_KEY}=${new Date(now).toISOString()}`]));
-  const issue = done.ok ? done.issues.find((item) => item.id === id) : await bd.show(id);
+/**
+ * Renews `actor`'s claim of `id`, only while `actor` holds it: by `bd heartbeat` where bd keeps leases
+ * (`heartbeat`), else by stamping updated_at through bd's metadata.
+ */
+export async function renewClaim(bd: Bd, id: string, actor: string, now: number, heartbeat = false): Promise<Renewal> {
+  let issue: BdIssue | undefined;
+  if (heartbeat) {
+    const beat = await bd.command(['heartbeat', id, '--actor', actor]);
+    if (beat.ok) return { kind: 'held' };
+    issue = await bd.show(id);
+  } else {
+    const done = await bd.attempt(guarded(id, actor, ['--set-metadata', `${RENEWED_KEY}=${new Date(now).toISOString()}`]));
+    issue = done.ok ? done.issues.find((item) => item.id === id) : await bd.show(id);
+  }
   if (issue?.status === 'in_progress' && issue.assignee === actor) return { kind: 'held' };
   if (issue?.status === 'closed') return { kind: 'closed' };
   return { kind: 'lost', holder: issue?.assignee || 'nobody', status: issue ? issue.status : 'deleted' };
@@ -77,13 +95,15 @@ export interface Takeover {
   now(): number;
   /** Waits TAKEOVER_SETTLE_MS. */
   settle(): Promise<void>;
+  /** bd has `bd reclaim` (the lease line): the takeover is one reclaim of that bead from that holder. */
+  reclaim?: boolean;
 }
 
 /**
  * Takes `task`, an expired claim, for this host's worker; throws ClaimLostError when the holder renewed
  * it since the list was read, or another host got it first.
  */
-export async function takeOver(bd: Bd, task: Task, { holder, worker, host, lease, now, settle }: Takeover): Promise<void> {
+export async function takeOver(bd: Bd, task: Task, { holder, worker, host, lease, now, settle, reclaim }: Takeover): Promise<void> {
   const actor = workerActor(worker, host);
   const seen = await bd.show(task.id);
   if (!seen) throw new ClaimLostError(`${task.id} no longer exists in beads`);
@@ -92,10 +112,16 @@ export async function takeOver(bd: Bd, task: Task, { holder, worker, host, lease
   if (seen.assignee !== holder || !expiredClaim(seen, host, now(), lease)) {
     throw new ClaimLostError(`${task.id} is no longer ${holder}'s expired claim (now ${seen.status}${seen.assignee ? `, ${seen.assignee}` : ''}, written ${seen.updated_at ?? 'at an unknown time'}) before worker ${worker} could take it over`);
   }
-  await releaseClaim(bd, seen, holder);
+  if (reclaim) {
+    // Scoped to that bead and that holder: a live claim of anyone, or this bead in other hands, is left alone.
+    const freed = await bd.command(['reclaim', '--id', task.id, '--assignee', holder, '--older-than', '0s']);
+    if (!freed.ok) throw new ClaimLostError(`could not reclaim ${task.id} from ${holder}: ${freed.error}`);
+  } else {
+    await releaseClaim(bd, seen, holder);
+  }
   // Whether the release was this host's or another's, only one claim of the open bead succeeds.
   await claimForWorker(bd, task, worker, host);
-  await settle();
+  if (!reclaim) await settle();
   const after = await bd.show(task.id).catch((error: unknown) => {
     throw new ClaimLostError(`could not check the takeover of ${task.id}: ${errorMessage(error)}`);
   });

@@ -3,9 +3,11 @@ import path from 'node:path';
 import { errorMessage } from '../../errors.ts';
 import { Bd, type BdIssue } from './bd.ts';
 import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from './state.ts';
-import { claimForWorker, createBeadsWorkers, parseActor, workerActor, workerPrompt } from './workers.ts';
-import { expiredClaim, leaseOf, releaseClaim, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './lease.ts';
-import { createClaimKeeper } from './keeper.ts';
+import { actorEnv, claimForWorker, createBeadsWorkers, workerActor, workerPrompt } from './workers.ts';
+import { expiredClaim, leaseOf, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './lease.ts';
+import { createClaimKeeper, type ClaimKeeper } from './keeper.ts';
+import { giveBackAfter, putBackOrphans, releaseAtEnd } from './claims.ts';
+import { fileQuestion, isHumanQuestion, syncQuestions } from './questions.ts';
 import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './remote.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from '../types.ts';
 import { readQuestions, questionsOf, type Question } from '../../questions/store.ts';
@@ -84,44 +86,46 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   const host = ctx.host;
   const lease = leaseOf(ctx.config);
   let bdVersion: string | undefined;
-  const keeper = host === undefined ? undefined : createClaimKeeper({ every: Math.max(1, Math.floor(lease / 3)), renew: (id, worker) => renewClaim(bd, id, workerActor(worker, host), ctx.deps.now()), warn: ctx.warn });
+  // Claims are renewed with --remote (ralph's lease), and wherever bd keeps leases itself (`bd heartbeat`:
+  // a claim lives 5 minutes there). Made at the first claim, when bd's capabilities are known.
+  let keeper: ClaimKeeper | undefined;
+  let keeperMade = false;
+  // Whether this run claimed a bead for a worker: only then has it claims to give back at its end.
+  let claimed = false;
+  const makeKeeper = async (): Promise<ClaimKeeper | undefined> => {
+    if (keeperMade) return keeper;
+    keeperMade = true;
+    const { heartbeat } = await bd.capabilities();
+    if (host === undefined && !heartbeat) return undefined;
+    // Well inside bd's 5-minute lease when bd keeps one; lease/3 of ralph's own otherwise.
+    const every = Math.max(1, heartbeat ? Math.min(Math.floor(lease / 3), 60_000) : Math.floor(lease / 3));
+    keeper = createClaimKeeper({ every, renew: (id, worker) => renewClaim(bd, id, workerActor(worker, host), ctx.deps.now(), heartbeat), warn: ctx.warn });
+    return keeper;
+  };
   // With --remote every iteration runs under a worker's name, one agent or several: bd's claim is what
   // keeps two hosts off one bead, and /sp:next alone would pick any ready one.
   const workerOf = (info: IterationInfo): number | undefined => info.worker ?? (host === undefined ? undefined : 1);
 
   const list = async (): Promise<void> => {
-    state.children = (await bd.children(epic!.id)).filter((issue) => issue.issue_type !== 'epic');
+    // Epics and questions for people (`human`, bd 1.2+) are never tasks.
+    state.children = (await bd.children(epic!.id)).filter((issue) => issue.issue_type !== 'epic' && !isHumanQuestion(issue));
     state.carried = true;
   };
   // Beads the reviewer rejected and reopened, with its reasons: /sp:next picks the task, so the next prompt
   // carries them until the bead closes again.
   const rejected = new Map<string, { title: string; iteration: number; reasons: string }>();
 
-  /**
-   * Our own agents are the only ones working here (we hold the lock): what they left in_progress is
-   * orphaned. On one machine that is every in_progress bead; with --remote only this host's claims (other
-   * hosts' are theirs, or taken over once expired), each put back only if still this host's.
-   */
-  const reopenOrphans = async (reason: string): Promise<string[]> => {
-    const warnings: string[] = [];
-    for (const child of state.children.filter((issue) => issue.status === 'in_progress')) {
-      const actor = parseActor(child.assignee);
-      if (host !== undefined) {
-        if (actor?.host !== host || !(await releaseClaim(bd, child, child.assignee!))) continue;
-        delete child.assignee;
-      } else {
-        // A worker's claim carries its name as assignee; a claim needs an unassigned bead, so drop it too.
-        await bd.setStatus(child.id, 'open', actor ? { assignee: '' } : {});
-      }
-      child.status = 'open';
-      warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}; put back to open`);
-    }
-    return warnings;
-  };
+  // Our own agents are the only ones working here (we hold the lock): see beads-claims.ts.
+  const reopenOrphans = (reason: string): Promise<string[]> => putBackOrphans(bd, state.children, host, reason, readBeadsSetup(beadsDirOf(ctx.root, ctx.deps.env), ctx.deps.env).kind === 'server');
 
   // Questions are kept per epic; a bead waiting for an answer is never ready (bd ready still lists it).
   const scope = (): string => epic?.id ?? ctx.config.epic ?? '';
   const questions = (): Question[] => questionsOf(readQuestions(ctx.root), 'beads', scope());
+  // Where bd has `bd human`, the run's questions live there too (beads-questions.ts): read only while one is open.
+  const answersFromBeads = async (): Promise<string[]> => {
+    if (questions().length === 0 || !(await bd.capabilities()).human) return [];
+    return syncQuestions(bd, ctx.root, { source: 'beads', scope: scope() }, new Date(ctx.deps.now()).toISOString());
+  };
   const build = (ready: BdIssue[]): Snapshot => {
     // A rejected bead closed again carries no note any more (a new rejection sets one again).
     for (const issue of state.children) if (isClosed(issue)) rejected.delete(issue.id);
@@ -132,7 +136,7 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     const now = ctx.deps.now();
     const expired = host === undefined ? [] : state.children.filter((issue) => expiredClaim(issue, host, now, lease));
     return {
-      ready: [...ready.filter((issue) => !asked.has(issue.id)).map(toTask), ...expired.filter((issue) => !asked.has(issue.id)).map(takeoverTask)],
+      ready: [...ready.filter((issue) => !asked.has(issue.id) && !isHumanQuestion(issue)).map(toTask), ...expired.filter((issue) => !asked.has(issue.id)).map(takeoverTask)],
       remaining,
       done: state.children.filter(isClosed).map(toTask),
       ...(waiting.length > 0 ? { waiting } : {}),
@@ -186,21 +190,38 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     async recover() {
       if (!epic) return [];
       await list();
-      return reopenOrphans('an interrupted run');
+      return [...(await reopenOrphans('an interrupted run')), ...(await answersFromBeads())];
+    },
+
+    // The end of every run: the beads this run's workers still hold go back to open (beads-claims.ts).
+    async release() {
+      keeper?.stop();
+      if (!claimed || !epic) return [];
+      await list();
+      return releaseAtEnd(bd, state.children, host);
+    },
+
+    // A worker's agent runs as the worker's actor: the lease line lets only a claim's assignee close it.
+    agentEnv(info?: IterationInfo) {
+      const worker = info ? workerOf(info) : undefined;
+      return worker === undefined ? {} : actorEnv(workerActor(worker, host));
     },
 
     async claim(task: Task, info: IterationInfo) {
       // Several workers (or --remote): each bead is claimed for its worker, atomically, and /sp:next is told which.
       const worker = workerOf(info);
       if (worker !== undefined) {
-        keeper?.release(worker);
+        const renewing = await makeKeeper();
+        renewing?.release(worker);
+        claimed = true;
         const holder = typeof task.meta?.heldBy === 'string' ? task.meta.heldBy : undefined;
         if (holder !== undefined && host !== undefined) {
-          await takeOver(bd, task, { holder, worker, host, lease, now: () => ctx.deps.now(), settle: () => ctx.deps.sleep(TAKEOVER_SETTLE_MS) });
-          ctx.warn(`took over ${task.id} from ${holder}: its claim was not renewed for ${Math.round(lease / 1000)} s (the lease)`);
+          const { reclaim } = await bd.capabilities();
+          await takeOver(bd, task, { holder, worker, host, lease, now: () => ctx.deps.now(), settle: () => ctx.deps.sleep(TAKEOVER_SETTLE_MS), reclaim });
+          ctx.warn(reclaim ? `took over ${task.id} from ${holder}: its lease in beads ran out (bd reclaim)` : `took over ${task.id} from ${holder}: its claim was not renewed for ${Math.round(lease / 1000)} s (the lease)`);
         }
         else if (task.status !== 'in_progress') await claimForWorker(bd, task, worker, host);
-        keeper?.hold(worker, task.id);
+        renewing?.hold(worker, task.id);
         return;
       }
       // Before a retry, the failed attempt may have claimed a task; /sp:next only sees open ones.
@@ -211,6 +232,8 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
 
     async snapshot(purpose: SnapshotPurpose = 'next'): Promise<Snapshot> {
       fresh = true;
+      // An answer given in beads (bd human respond) counts from the next pick on.
+      if (purpose === 'next') for (const message of await answersFromBeads()) ctx.warn(message);
       if (purpose === 'progress') {
         // What the agent finished is all the loop asks now; the next `next` read asks bd ready afresh.
         await list();
@@ -250,10 +273,17 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       return beadBrief(issue ?? { id: task.id, title: task.title, status: task.status, priority: task.priority ?? 2 });
     },
 
-    async settle(_result, info: IterationInfo) {
+    async settle(result, info: IterationInfo) {
       // The iteration is over: its bead is no longer this host's to keep alive.
       const worker = workerOf(info);
-      if (worker !== undefined) keeper?.release(worker);
+      if (worker !== undefined) {
+        keeper?.release(worker);
+        // Not closed: the worker's claim goes, so the bead is ready again (for any worker, or the next run).
+        const refused = await giveBackAfter(bd, state.children, result.task?.id, workerActor(worker, host), host !== undefined);
+        if (refused !== false) state.carried = false;
+        if (refused) ctx.warn(`could not give back ${result.task.id} after iteration ${info.iteration}: ${refused}`);
+      }
+      if (result.kind === 'question' && result.question !== undefined && (await bd.capabilities()).human) ctx.warn(await fileQuestion(bd, result.task, result.question, info.iteration));
     },
 
     async reopen(task: Task, reasons: string, info: IterationInfo) {

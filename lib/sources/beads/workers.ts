@@ -3,7 +3,7 @@
 // prompt names the bead, since /sp:next alone would pick any ready one.
 import path from 'node:path';
 import { ClaimLostError, errorMessage, RalphError } from '../../errors.ts';
-import type { Bd } from './bd.ts';
+import { bdUpgradeHint, type Bd } from './bd.ts';
 import type { Snapshot, SnapshotPurpose, Task, WorkerSupport } from '../types.ts';
 
 /**
@@ -12,6 +12,11 @@ import type { Snapshot, SnapshotPurpose, Task, WorkerSupport } from '../types.ts
  */
 export function workerActor(worker: number, host?: string): string {
   return host === undefined ? `ralph-w${worker}` : `ralph-${host}-w${worker}`;
+}
+
+/** The environment that makes bd act as `actor`: BEADS_ACTOR (beads 1.x), BD_ACTOR (0.5x, and 1.x's fallback). */
+export function actorEnv(actor: string): Record<string, string> {
+  return { BEADS_ACTOR: actor, BD_ACTOR: actor };
 }
 
 /** Whose ralph worker an assignee names (`host` absent for a run without --remote); undefined for anyone else. */
@@ -27,7 +32,7 @@ export function parseActor(assignee: string | undefined): { host?: string; worke
  */
 export async function claimForWorker(bd: Bd, task: Task, worker: number, host?: string): Promise<void> {
   const actor = workerActor(worker, host);
-  await bd.query(['update', task.id, '--claim', '--actor', actor]).catch(() => undefined);
+  const tried = await bd.attempt(['update', task.id, '--claim', '--actor', actor]);
   let issue;
   try {
     issue = await bd.show(task.id);
@@ -36,6 +41,8 @@ export async function claimForWorker(bd: Bd, task: Task, worker: number, host?: 
   }
   if (!issue) throw new ClaimLostError(`${task.id} no longer exists in beads`);
   if (issue.status !== 'in_progress' || issue.assignee !== actor) {
+    // Nobody took it, bd just would not write (a database another bd migrated, a lock): bd's reason, not a race.
+    if (!tried.ok && issue.status === 'open' && !issue.assignee) throw new RalphError(`could not claim ${task.id} for worker ${worker}: ${tried.error}${bdUpgradeHint(tried.error)}`);
     throw new ClaimLostError(`${task.id} was taken by ${issue.assignee ?? 'someone else'} (status ${issue.status}) before worker ${worker} could claim it`);
   }
 }

@@ -47,4 +47,39 @@ describe('CappedLog', () => {
     // The result line is in the tail already: not written twice.
     expect(text.split('{"type":"result"').length).toBe(2);
   });
+
+  it('a line ralph acted on inside the head is written there once, not kept again for the note', async () => {
+    const filler = (index: number) => `{"type":"assistant","n":${String(index).padStart(5, '0')},"text":"${'x'.repeat(70)}"}\n`;
+    const chunks = ['{"type":"system","subtype":"init"}\n', ...Array.from({ length: 1000 }, (_, index) => filler(index))];
+    const text = await capped(20_000, chunks, (line) => !line.includes('"assistant"'));
+    expect(text.startsWith('{"type":"system","subtype":"init"}\n')).toBe(true);
+    expect(text.split('"subtype":"init"').length).toBe(2);
+    expect(text).toContain('; 0 line(s) ralph acted on follow, then the last 10000 bytes]\n[ralph: the last 10000 bytes]\n');
+  });
+
+  it('kept lines are bounded (1 MB): the note counts the ones it could not keep', async () => {
+    // 3000 result lines of 1 KB (with their line break) past a small head: the first 1024 fill the kept
+    // lines' megabyte exactly, the rest are counted.
+    const line = (index: number) => `{"type":"result","n":${String(index).padStart(5, '0')},"result":"${'r'.repeat(984)}"}`;
+    const chunks = ['x'.repeat(20_000), ...Array.from({ length: 3000 }, (_, index) => `${line(index)}\n`), 'y'.repeat(20_000)];
+    const text = await capped(20_000, chunks, (candidate) => candidate.startsWith('{"type":"result"'));
+    expect(line(0).length + 1).toBe(1024);
+    const fit = 1024;
+    expect(text).toContain(`; ${fit} line(s) ralph acted on follow (${3000 - fit} more not kept), then the last 10000 bytes]\n`);
+    // The cap, the kept megabyte and the notes: nothing more.
+    expect(text.length).toBeLessThanOrEqual(20_000 + 1024 * 1024 + 400);
+    expect(text).toContain(`${line(fit - 1)}\n`);
+    expect(text).not.toContain(line(fit));
+  });
+
+  it('one chunk bigger than the whole cap: its first bytes as the head, its last bytes as the tail', async () => {
+    const chunk = Array.from({ length: 3000 }, (_, index) => `${String(index).padStart(9, '0')}\n`).join('');
+    const text = await capped(20_000, [chunk]);
+    expect(text.startsWith(chunk.slice(0, 10_000))).toBe(true);
+    expect(text.endsWith(`[ralph: the last 10000 bytes]\n${chunk.slice(-10_000)}`)).toBe(true);
+    // The same after the tail has begun to fill: the ring keeps the newest bytes wherever it stands.
+    const lines = (from: number, count: number) => Array.from({ length: count }, (_, index) => `${String(from + index).padStart(9, '0')}\n`).join('');
+    const after = await capped(20_000, [lines(0, 1000), lines(1000, 300), lines(1300, 2500)]);
+    expect(after.endsWith(`[ralph: the last 10000 bytes]\n${lines(2800, 1000)}`)).toBe(true);
+  });
 });

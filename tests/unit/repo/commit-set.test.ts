@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync, symlinkSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../../lib/repo/commit-set.ts';
+import { CommitGuard, decideCommitSet, describeLeftOut, keepLeftOutFiles, listPaths, MAX_SCANNED_BYTES, privateByName, startNotes, withUserWorkNote, type ScanResult } from '../../../lib/repo/commit-set.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { Redactor } from '../../../lib/redact/index.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -47,6 +47,12 @@ describe('decideCommitSet', () => {
     expect(set.leftOut).toEqual([]);
   });
 
+  it("commits a state file of the source even when its name looks private (the source's, not the agent's)", () => {
+    const set = decideCommitSet(['state/credentials', 'credentials'], { ...base, bookkeeping: ['state/'] });
+    expect(set.paths).toEqual(['state/credentials']);
+    expect(set.leftOut.map(describeLeftOut)).toEqual(['credentials (a credentials file: never committed by ralph)']);
+  });
+
   it('leaves out a file holding a secret value, naming the variable, even a state file', () => {
     const scan = (file: string): ScanResult => (file === 'config.local.json' || file === 'progress.txt' ? { kind: 'secret', names: ['ANTHROPIC_API_KEY'] } : { kind: 'clean' });
     const set = decideCommitSet(['config.local.json', 'progress.txt', 'src/a.ts'], { ...base, bookkeeping: ['progress.txt'], scan });
@@ -71,6 +77,13 @@ describe('decideCommitSet', () => {
     expect(set.paths).toEqual([]);
     expect(set.leftOut.map(describeLeftOut)).toEqual(['big.bin (100 MB: too big to check for secrets)']);
   });
+
+  it('says why a file was not checked: too big only past the limit, else unreadable', () => {
+    const unchecked = (bytes: number) => describeLeftOut({ path: 'f.bin', why: { kind: 'unchecked', bytes } });
+    expect(unchecked(MAX_SCANNED_BYTES + 1)).toBe('f.bin (64 MB: too big to check for secrets)');
+    expect(unchecked(MAX_SCANNED_BYTES)).toBe('f.bin (could not be read to check for secrets)');
+    expect(unchecked(0)).toBe('f.bin (could not be read to check for secrets)');
+  });
 });
 
 describe('CommitGuard.scan', () => {
@@ -93,6 +106,20 @@ describe('CommitGuard.scan', () => {
     expect(guard.scan(path.join(dir, 'doc.md'))).toEqual({ kind: 'clean' });
   });
 
+  it('calls a path under what is now a file gone (a folder replaced by a file): its deletion is committed', () => {
+    const dir = tempDir('ralph-scan-');
+    writeFileSync(path.join(dir, 'lib'), 'now a file\n');
+    expect(guard.scan(path.join(dir, 'lib', 'old.ts'))).toEqual({ kind: 'gone' });
+  });
+
+  it('finds a PKCS#8 key block, which names no algorithm', () => {
+    const dir = tempDir('ralph-scan-');
+    writeFileSync(path.join(dir, 'k8'), '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n');
+    writeFileSync(path.join(dir, 'enc'), '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIE\n-----END ENCRYPTED PRIVATE KEY-----\n');
+    expect(guard.scan(path.join(dir, 'k8'))).toEqual({ kind: 'private', what: 'a private key' });
+    expect(guard.scan(path.join(dir, 'enc'))).toEqual({ kind: 'private', what: 'a private key' });
+  });
+
   it('reads no folder and no symlink, and calls a missing file gone', () => {
     const dir = tempDir('ralph-scan-');
     mkdirSync(path.join(dir, 'sub'));
@@ -101,6 +128,30 @@ describe('CommitGuard.scan', () => {
     expect(guard.scan(path.join(dir, 'sub'))).toEqual({ kind: 'clean' });
     expect(guard.scan(path.join(dir, 'link'))).toEqual({ kind: 'clean' });
     expect(guard.scan(path.join(dir, 'missing'))).toEqual({ kind: 'gone' });
+  });
+
+  it('reads files up to 64 MB: a secret at the end of a 1 MB file is found', () => {
+    const dir = tempDir('ralph-scan-');
+    writeFileSync(path.join(dir, 'big.log'), `${'x'.repeat(1024 * 1024)}\n${secret}\n`);
+    expect(guard.scan(path.join(dir, 'big.log'))).toEqual({ kind: 'secret', names: ['MY_API_KEY'] });
+  });
+
+  it('a file of exactly 64 MB is still read; one byte more is too big to check', () => {
+    const dir = tempDir('ralph-scan-');
+    // Sparse files: only the key block at the end is written. No redactor, so only the key check reads them.
+    const key = '-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n';
+    const sized = (name: string, size: number): string => {
+      const file = path.join(dir, name);
+      writeFileSync(file, '');
+      truncateSync(file, size - key.length);
+      appendFileSync(file, key);
+      expect(statSync(file).size).toBe(size);
+      return file;
+    };
+    const keysOnly = new CommitGuard(new Set(), () => [], undefined);
+    expect(MAX_SCANNED_BYTES).toBe(64 * 1024 * 1024);
+    expect(keysOnly.scan(sized('at-limit.bin', MAX_SCANNED_BYTES))).toEqual({ kind: 'private', what: 'a private key' });
+    expect(keysOnly.scan(sized('over-limit.bin', MAX_SCANNED_BYTES + 1))).toEqual({ kind: 'unchecked', bytes: MAX_SCANNED_BYTES + 1 });
   });
 
   it('finds nothing with redaction off (--no-redact)', () => {
@@ -145,6 +196,14 @@ describe('CommitGuard.inCommits', () => {
   });
 });
 
+describe('CommitGuard.inPatch', () => {
+  it('an environment file the commits only take lines out of adds nothing: not flagged', () => {
+    const guard = new CommitGuard(new Set(), () => [], undefined);
+    const patch = ['diff --git a/.env b/.env', 'index 1..2 100644', '--- a/.env', '+++ b/.env', '@@ -1,2 +1 @@', '-OLD=1', 'diff --git a/app.env b/app.env', '--- a/app.env', '+++ b/app.env', '@@ -1 +1,2 @@', '+NEW=1', ''].join('\n');
+    expect(guard.inPatch(patch).map(describeLeftOut)).toEqual(['app.env (an environment file: never committed by ralph)']);
+  });
+});
+
 describe('keepLeftOutFiles', () => {
   it('copies the files a worktree would lose into .ralph/left-out/, private', () => {
     const root = tempDir('ralph-keep-');
@@ -157,6 +216,15 @@ describe('keepLeftOutFiles', () => {
     expect(readFileSync(copy, 'utf8')).toBe('KEY=1\n');
     expect(statSync(copy).mode & 0o777).toBe(0o600);
     expect(keepLeftOutFiles(root, tree, [{ path: 'mine.txt', why: { kind: 'user' } }], 'x')).toBeUndefined();
+  });
+});
+
+describe('listPaths', () => {
+  it('names up to `most` paths, then how many more', () => {
+    const five = ['a', 'b', 'c', 'd', 'e'];
+    expect(listPaths(five)).toBe('a, b, c, d, e');
+    expect(listPaths([...five, 'f'])).toBe('a, b, c, d, e and 1 more');
+    expect(listPaths(five, 4)).toBe('a, b, c, d and 1 more');
   });
 });
 

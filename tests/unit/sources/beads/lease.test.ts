@@ -7,13 +7,13 @@ import { createBeadsSource } from '../../../../lib/sources/beads/source.ts';
 import { expiredClaim, renewClaim, RENEWED_KEY } from '../../../../lib/sources/beads/lease.ts';
 import type { Task, TaskSource } from '../../../../lib/sources/types.ts';
 import type { SeedIssue } from '../../../fakes/bd-seed.ts';
+import type { BeadsProject } from './bd-helpers.ts';
 import { sharedServer, type SharedServer } from './bd-hosts.ts';
 
 const LONG_AGO = '2025-01-01T00:00:00.000Z';
 const info = (worker = 1) => ({ iteration: 1, maxIterations: 9, sessionId: 's', worker });
 const dead: SeedIssue = { id: 'ws-ep.5', title: 'Dead host\'s', status: 'in_progress', assignee: 'ralph-hostB-w1', updated_at: LONG_AGO };
 const ids = (tasks: readonly Task[]): string[] => tasks.map((task) => task.id);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function started(server: SharedServer, host: string | undefined, options: Parameters<SharedServer['clone']>[1] = {}) {
   const project = server.clone(host, options);
@@ -60,6 +60,8 @@ describe('takeover of an expired claim', () => {
     await source.claim?.(task, info(2));
     expect(holderOf(server, 'ws-ep.5')).toMatchObject({ status: 'in_progress', assignee: 'ralph-hostA-w2' });
     expect(project.calls).toEqual([
+      // What this bd can do (heartbeat, reclaim), asked once at the first claim: 1.0.5 has neither.
+      ['--help'],
       ['show', 'ws-ep.5'],
       ['update', 'ws-ep.5', '--claim', '--actor', 'ralph-hostB-w1', '--status', 'open', '--assignee', ''],
       ['update', 'ws-ep.5', '--claim', '--actor', 'ralph-hostA-w2'],
@@ -139,24 +141,79 @@ describe('renewal', () => {
   });
 
   it('a live host\'s bead is renewed while it works and never offered; once the host is gone it expires and another takes it', async () => {
+    // A fake clock for every host and for bd's timestamps (FAKE_BD_NOW): a lease passes at once. Only the
+    // keeper's timer (lease/3) runs in real time; the test waits for the renewal it makes, not for a time.
     const lease = 1500;
+    const clock = { now: Date.parse('2026-05-01T10:00:00.000Z') };
+    const iso = (ms: number): string => new Date(ms).toISOString();
+    const projects: BeadsProject[] = [];
+    const onClock = async (host: string) => {
+      const project = server.clone(host, { lease, now: () => clock.now });
+      project.ctx.deps.env.FAKE_BD_NOW = iso(clock.now);
+      projects.push(project);
+      const source = createBeadsSource(project.ctx);
+      expect(await source.check()).toEqual([]);
+      return { project, source };
+    };
+    const pass = (ms: number): void => {
+      clock.now += ms;
+      for (const project of projects) project.ctx.deps.env.FAKE_BD_NOW = iso(clock.now);
+    };
     const server = sharedServer('1.x');
-    const a = await started(server, 'hostA', { lease });
-    const c = await started(server, 'hostC', { lease });
+    const a = await onClock('hostA');
+    const c = await onClock('hostC');
+    // hostA's bd calls: each renewal it completes is told by its stamp; a kill stops it between two calls.
+    const stamps: string[] = [];
+    let stamped = (): void => undefined;
+    const inFlight = new Set<Promise<unknown>>();
+    let killed = false;
+    const exec = a.project.ctx.deps.exec;
+    a.project.ctx.deps.exec = (bin, args, options) => {
+      if (killed) return new Promise(() => undefined);
+      const call = exec(bin, args, options).then((result) => {
+        const stamp = args.find((arg) => arg.startsWith(`${RENEWED_KEY}=`));
+        if (stamp && result.exitCode === 0) {
+          stamps.push(stamp.slice(RENEWED_KEY.length + 1));
+          stamped();
+        }
+        return result;
+      });
+      inFlight.add(call);
+      void call.finally(() => inFlight.delete(call));
+      return call;
+    };
+    /** Resolves once hostA has renewed its claim at `time` (a deadline, not a pause: renewals come every lease/3). */
+    const renewedAt = (time: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const deadline = setTimeout(() => reject(new Error(`hostA did not renew its claim at ${time} (renewals seen: ${stamps.join(', ') || 'none'})`)), 10_000);
+        const check = (): void => {
+          if (!stamps.includes(time)) return void (stamped = check);
+          clearTimeout(deadline);
+          resolve();
+        };
+        check();
+      });
+
     const task = (await a.source.snapshot()).ready[0]!;
     await a.source.claim!(task, info());
-    await sleep(lease + 700);
-    expect(ids((await c.source.snapshot()).ready)).not.toContain(task.id);
-    expect(Date.now() - Date.parse(holderOf(server, task.id).updated_at)).toBeLessThan(lease);
-    // hostA is killed: nothing of it runs any more, so nothing renews its claim.
-    a.project.ctx.deps.exec = () => new Promise(() => undefined);
-    await sleep(lease + 200);
+    // A lease and more goes by, three times: hostA, alive, renews it each time (at the clock's time), so
+    // hostC is never offered it.
+    for (let round = 0; round < 3; round += 1) {
+      pass(lease + 100);
+      await renewedAt(iso(clock.now));
+      expect(ids((await c.source.snapshot()).ready)).not.toContain(task.id);
+      expect(clock.now - Date.parse(holderOf(server, task.id).updated_at)).toBeLessThan(lease);
+    }
+    // hostA is killed: what it had sent bd lands, nothing of it runs any more, so nothing renews its claim.
+    killed = true;
+    await Promise.allSettled([...inFlight]);
+    pass(lease + 200);
     const offered = (await c.source.snapshot()).ready.find((item) => item.id === task.id);
     expect(offered?.meta).toMatchObject({ heldBy: 'ralph-hostA-w1' });
     await c.source.claim!(offered!, info());
     expect(holderOf(server, task.id).assignee).toBe('ralph-hostC-w1');
     // hostA starts again: its recovery leaves the bead alone, it is hostC's now.
-    const again = await started(server, 'hostA', { lease });
+    const again = await onClock('hostA');
     expect(await again.source.recover()).toEqual([]);
     expect(holderOf(server, task.id)).toMatchObject({ status: 'in_progress', assignee: 'ralph-hostC-w1' });
     for (const source of [c.source, a.source] as TaskSource[]) await source.settle?.({} as never, info());

@@ -2,8 +2,8 @@
 // which are copies that follow a task, which are strays, and what that leaves for the loop.
 import { describe, expect, it } from 'vitest';
 import { decideNext } from '../../../../lib/session/decide.ts';
-import { parseTasksMd } from '../../../../lib/sources/speckit/parse.ts';
-import { buildSnapshot } from '../../../../lib/sources/speckit/select.ts';
+import { parseTasksMd, tasksById } from '../../../../lib/sources/speckit/parse.ts';
+import { buildSnapshot, readyTasks } from '../../../../lib/sources/speckit/select.ts';
 
 const none = new Set<string>();
 
@@ -245,5 +245,23 @@ describe('warnings about copies: one line per kind, naming the lines', () => {
     },
   ])('$name', ({ lines, warnings }) => {
     expect(parseTasksMd(`${lines.join('\n')}\n`).warnings).toEqual(warnings);
+  });
+});
+
+describe('tasks by id', () => {
+  // Exactly one id repeated (the commonest real case): the lookup names each task by its settled id.
+  const parsed = parseTasksMd(['## Phase 1', '- [ ] T001 Create the app', '- [ ] T002 Add the page (depends on T001)', '## Phase 2', '- [x] T001 Tag the release', ''].join('\n'));
+
+  it('one task per id, T001 the first line and T001#2 the other', () => {
+    const byId = tasksById(parsed);
+    expect([...byId.keys()].sort()).toEqual(['T001', 'T001#2', 'T002']);
+    expect(byId.get('T001')).toBe(parsed.tasks[0]);
+    expect(byId.get('T001#2')).toMatchObject({ title: 'Tag the release', done: true });
+  });
+
+  it('a dependency on the repeated id waits for its first task', () => {
+    expect(readyTasks(parsed, none).map((task) => task.id)).toEqual(['T001']);
+    const done = parseTasksMd(['## Phase 1', '- [x] T001 Create the app', '- [ ] T002 Add the page (depends on T001)', '## Phase 2', '- [ ] T001 Tag the release', ''].join('\n'));
+    expect(readyTasks(done, none).map((task) => task.id)).toEqual(['T002']);
   });
 });
