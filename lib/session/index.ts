@@ -222,7 +222,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       });
       // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit;
       // what of the run stays uncommitted is said (--remote: every record was published as it was made).
-      const uncommitted = await (await import('./clean-tree.ts')).closeTree({ git, guard, mode: prepared.commitMode, sessionId, stateFiles: source.workers.stateFiles(), remote: prepared.remote !== undefined, warn });
+      const uncommitted = await (await import('./clean-tree.ts')).closeTree({ git, guard, mode: prepared.commitMode, sessionId, stateFiles: source.workers.stateFiles(), bookkeeping: source.bookkeepingFiles(), remote: prepared.remote !== undefined, warn });
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(result.hooks ? { hooks: result.hooks } : {}), ...(uncommitted.length > 0 ? { uncommitted } : {}) });
       finished = true;
     } finally {
