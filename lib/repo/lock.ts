@@ -1,9 +1,10 @@
-import { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import fs, { readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Lockfile from 'proper-lockfile';
-import { RalphError } from '../errors.ts';
+import { LockHeldError, RalphError } from '../errors.ts';
 import { writeFileAtomic } from './fs-atomic.ts';
+import { fileSystemError } from './fs-errors.ts';
 import { HEARTBEAT_WATCH_MS, judgeLock, type LockInfo, type LockVerdict } from './lock-verdict.ts';
 import { processAlive, processStart } from '../process/process-tree.ts';
 
@@ -107,12 +108,28 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
     reclaim(file, seen);
   }
 
+  // The lock directory this run made, known by its inode: a run that reclaimed the lock (this one judged
+  // stale while it hung) puts its own in its place, and nothing of this run's may remove that one, neither
+  // a release nor proper-lockfile's own clean-up at exit.
+  let made: number | undefined;
+  const ownsDir = (): boolean => made !== undefined && statSync(dir, { throwIfNoEntry: false })?.ino === made;
+  const lockFs = {
+    ...fs,
+    mkdir: (target: string, callback: (error: NodeJS.ErrnoException | null) => void) =>
+      fs.mkdir(target, (error) => {
+        if (!error && target === dir) made = statSync(target, { throwIfNoEntry: false })?.ino;
+        callback(error);
+      }),
+    rmdir: (target: string, callback: (error: NodeJS.ErrnoException | null) => void) => (target === dir && !ownsDir() ? callback(null) : fs.rmdir(target, callback)),
+    rmdirSync: (target: string) => (target === dir && !ownsDir() ? undefined : fs.rmdirSync(target)),
+  };
   let releaseDir: () => Promise<void>;
   try {
     // Loaded when a lock is taken, not at start-up (--dry-run, status and report never take one).
     const lockfile = createRequire(import.meta.url)('proper-lockfile') as typeof Lockfile;
     releaseDir = await lockfile.lock(file, {
       lockfilePath: dir,
+      fs: lockFs,
       realpath: false,
       retries: 0,
       // Staleness is judged by evidence above, never by age alone: a suspended run keeps its lock.
@@ -131,7 +148,7 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
   } catch (error) {
     // No room for the three lines (a full disk): the lock directory goes too, or it would hold the lock.
     await releaseDir().catch(() => rmSync(dir, { recursive: true, force: true }));
-    throw error;
+    throw fileSystemError(error, file) ?? new RalphError(`cannot write the lock ${file}: ${(error as Error).message}`, { cause: error });
   }
   let released = false;
   const ownsFile = (): boolean => readLockInfo(options.root)?.pid === process.pid;
@@ -141,13 +158,13 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
       if (released) return;
       released = true;
       if (ownsFile()) rmSync(file, { force: true });
-      await releaseDir().catch(() => rmSync(dir, { recursive: true, force: true }));
+      await releaseDir().catch(() => (ownsDir() ? rmSync(dir, { recursive: true, force: true }) : undefined));
     },
     releaseSync() {
       if (released) return;
       released = true;
       if (ownsFile()) rmSync(file, { force: true });
-      rmSync(dir, { recursive: true, force: true });
+      if (ownsDir()) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -194,12 +211,22 @@ async function holder(root: string): Promise<LockState> {
   }
 }
 
+/**
+ * Refuses at once when a live run holds the lock (a run that needs a heartbeat watched first is left to
+ * acquireLock): called before a run prepares anything, so a refused run says nothing else and reads or
+ * writes nothing of the live run's first.
+ */
+export function refuseIfHeld(root: string, now = Date.now()): void {
+  const state = inspectLock(root, now);
+  if (state.held && !state.watch) throw heldError(path.join(root, LOCK_FILE), state);
+}
+
 function heldError(file: string, state: LockState): RalphError {
   const info = state.info;
   const who = info ? `PID ${info.pid}, started ${info.startedAt}, branch ${info.branch || '(none)'}` : 'a run that is starting up';
   // Only a PID the OS shows started before the lock is the run: a reused one belongs to someone else.
   const stop = info && state.verified ? `stop it (kill ${info.pid})` : "stop it with 'ralph stop'";
-  return new RalphError(`another ralph holds ${file} (${who})`, {
+  return new LockHeldError(`another ralph holds ${file} (${who})`, {
     hint: `${state.reason ? `${state.reason}; ` : ''}wait for it to finish, or ${stop}; 'ralph status' shows what it is doing`,
   });
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
-import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
+import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
 import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../repo/git.ts';
@@ -22,6 +22,7 @@ import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
+import { takeLeftWork } from './left-work.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
 import type { Handover } from '../pr/index.ts';
@@ -50,7 +51,15 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const flags = parsed.flags;
   const view = createView({ out: deps.stderr, env: deps.env, quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true, now: () => deps.now() });
   bus.add(view);
-  const warn = (message: string): void => bus.emit({ type: 'warning', message });
+  // Until the lock is held, warnings wait: a run another run's lock refuses says the refusal and nothing else.
+  let early: string[] | undefined = [];
+  const say = (message: string): void => bus.emit({ type: 'warning', message });
+  const warn = (message: string): void => void (early ? early.push(message) : say(message));
+  const sayEarly = (): void => {
+    const waiting = early ?? [];
+    early = undefined;
+    for (const message of waiting) say(message);
+  };
   const records: IterationRecord[] = [];
   let lock: HeldLock | undefined;
   let prepared: Prepared | undefined;
@@ -103,6 +112,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     redactor = new Redactor({ env: deps.env, enabled: prepared.config.extra.get('redact') !== false, names: prepared.config.extra.get('redact-env') as string[] | undefined });
     const { config, source, root } = prepared;
     if (config.dryRun) {
+      sayEarly();
       const lockState = inspectLock(root, deps.now());
       finished = true;
       return await printPlan(prepared, lockState, deps);
@@ -112,10 +122,6 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     const notifying = ((config.extra.get('notify') as string[] | undefined) ?? []).length > 0 ? await import('../notify/index.ts') : undefined;
     const notify = notifying?.notifySettings(config);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
-    // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
-    const startState = await prepared.git.state();
-    const guard = new CommitGuard(new Set(startState.changed.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
-    for (const note of startNotes(startState.changed, source.workers.stateFiles(), prepared.commitMode)) warn(note);
 
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
@@ -132,11 +138,22 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       root,
       branch: prepared.branch ?? '(detached)',
       now: new Date(startedAt),
-      warn,
+      // Said at once: a heartbeat watched for 7 s says why the start waits.
+      warn: say,
       onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
       sleep: (ms) => deps.sleep(ms, signal),
     });
     const held = lock;
+    sayEarly();
+    // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
+    // Read once the lock is held: before it, the changes could be another run's state in flight.
+    const startState = await prepared.git.state();
+    // Work an iteration of an earlier run left when that run ended before its verdict is not the user's.
+    const left = takeLeftWork(root, startState.changed, prepared.commitMode === 'ralph');
+    const usersChanges = startState.changed.filter((file) => !left.paths.has(file));
+    const guard = new CommitGuard(new Set(usersChanges.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
+    for (const note of startNotes(usersChanges, source.workers.stateFiles(), prepared.commitMode)) warn(note);
+    for (const note of left.notes) bus.emit({ type: 'info', message: note });
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
@@ -185,6 +202,10 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       const commitWork = commits
         ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
         : undefined;
+      // Task state that no commit took (a failed last iteration, a worker's failure, an iteration a signal cut
+      // short and put back) goes in one last commit, however the loop ended: the next start is a plain one;
+      // what of the run stays uncommitted is said (--remote: every record was published as it was made).
+      const closeState = async (): Promise<string[]> => (await import('./clean-tree.ts')).closeTree({ git, guard, mode: prepared!.commitMode, sessionId, stateFiles: source.workers.stateFiles(), bookkeeping: source.bookkeepingFiles(), remote: prepared!.remote !== undefined, warn });
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
@@ -219,10 +240,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         redactor,
         wrap,
         dock,
+      }).catch(async (error: unknown) => {
+        await closeState();
+        throw error;
       });
-      // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit;
-      // what of the run stays uncommitted is said (--remote: every record was published as it was made).
-      const uncommitted = await (await import('./clean-tree.ts')).closeTree({ git, guard, mode: prepared.commitMode, sessionId, stateFiles: source.workers.stateFiles(), bookkeeping: source.bookkeepingFiles(), remote: prepared.remote !== undefined, warn });
+      const uncommitted = await closeState();
       summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(result.hooks ? { hooks: result.hooks } : {}), ...(uncommitted.length > 0 ? { uncommitted } : {}) });
       finished = true;
     } finally {
@@ -233,11 +255,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     if (error instanceof InterruptedError) {
       const left = await prepared?.source.snapshot().catch(() => undefined);
       const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
-      const message = error instanceof StopRequestedError ? error.message : `interrupted by ${error.signal}; the agent was stopped`;
+      const message = error instanceof StopRequestedError ? error.message : `${error instanceof OutputClosedError ? error.message : `interrupted by ${error.signal}`}; the agent was stopped`;
       summary = summarize('interrupted', error.exitCode, message, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
     } else {
       // Every failure ends here: one line (a file-system error names its path), never a stack trace.
       const failure = error instanceof RalphError ? error : (fileSystemError(error) ?? unexpectedError(error, prepared?.root ?? deps.cwd, sessionId));
+      // Refused by another run's lock: what this run noticed before is about a run that does not happen.
+      if (failure instanceof LockHeldError) early = undefined;
+      else sayEarly();
       view.clear?.();
       printError(deps, failure);
       // What is left comes from the source on this path too (a run that could not start has all of it left).

@@ -78,6 +78,14 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const output = ledger.record(ended, (error) => control.abort(error));
       if (output && pool.single) pool.head = output.head;
     }
+  } catch (error) {
+    // The loop itself failed while iterations ran (a source that cannot be read, say): they stop, and each
+    // puts its task back, before the run ends.
+    if (running.size > 0) {
+      control.abort(error);
+      await Promise.all([...running.values()].map((entry) => entry.ended));
+    }
+    throw error;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
     await pool.close((message) => bus.emit({ type: 'warning', message }));

@@ -2,7 +2,7 @@
 // for one worker on one host; else a worktree per slot, landing through the Dock). Starting an iteration
 // numbers it, claims its task on the remote first when there is one, and runs it; a pass of the loop's own
 // (a converge pass, a project's hook) runs in the repository with nothing beside it.
-import { errorMessage, RalphError } from '../errors.ts';
+import { ClaimLostError, errorMessage, RalphError } from '../errors.ts';
 import { runIteration } from '../iteration/index.ts';
 import { runConvergePass } from '../iteration/converge.ts';
 import { runHookPass } from '../iteration/hook-pass.ts';
@@ -15,6 +15,7 @@ import { spread, spreadWindow } from './loop-end.ts';
 import type { Reruns } from './reruns.ts';
 import type { WorkerWorkspace } from './worker.ts';
 import { Worktrees } from './worktrees.ts';
+import { abandonIteration } from './left-work.ts';
 
 type Several = { dock: Dock; worktreeWorkspace: typeof import('./worker.ts').worktreeWorkspace; closeWorkers: typeof import('./worker.ts').closeWorkers; resolve: import('../landing/resolve.ts').Resolver };
 
@@ -123,6 +124,10 @@ export class Pool {
         return { slot, task, output: await runIteration({ ...ctx, signal, workspace, claimedOnRemote: remote?.claims === 'refs' }, task, info, before) };
       } catch (error) {
         if (remote) await this.dock!.release(task.id).catch(() => undefined);
+        // No verdict for this iteration (a signal, a stop, a failure, the output closed): its task goes back
+        // now, so a run that ends here leaves nothing in flight for the next start to recover. A lost claim
+        // was never this run's; a pass of the loop's own claims no task.
+        if (!own && info.iteration > 0 && !(error instanceof ClaimLostError)) await abandonIteration({ ...ctx, inPlace: this.single }, task, info, error);
         return { slot, task, error };
       }
     })();

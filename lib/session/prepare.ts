@@ -8,6 +8,7 @@ import { readConfigFile, resolveConfig, type Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { PrerequisiteError } from '../errors.ts';
 import { Git } from '../repo/git.ts';
+import { refuseIfHeld } from '../repo/lock.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
 import { findOnPath } from '../process/zx.ts';
@@ -62,6 +63,8 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const gitRoot = await git.root();
   const root = gitRoot ?? deps.cwd;
   const config = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root), passthrough: parsed.passthrough });
+  // A live run's lock refuses this one before anything else is read, said or written.
+  if (gitRoot && !config.dryRun) refuseIfHeld(root, deps.now());
   const problems: string[] = [];
   if (!gitRoot) problems.push(`not inside a git work tree (${deps.cwd}): run ralph from your project's repository`);
   const branch = gitRoot ? await git.branch() : undefined;

@@ -190,6 +190,13 @@ export interface TaskSource {
   agentEnv?(info?: IterationInfo): Record<string, string>;
   /** Called before the agent runs on `task`. */
   claim?(task: Task, info: IterationInfo): Promise<void>;
+  /**
+   * The iteration on `task` ended before its verdict, in a run that ends cleanly (a signal, `ralph stop
+   * --now`, a usage limit past --max-wait, a failure, the output closed): record it as interrupted and put
+   * the task back as it was before claim(), so the next start finds nothing in flight. Nothing when the
+   * iteration was settled already. Returns one line for the user, or undefined when nothing was put back.
+   */
+  abandon?(task: Task, info: IterationInfo, why: string): Promise<string | undefined>;
   /** Records the iteration's result in the source's own files. */
   settle?(result: IterationResult, info: IterationInfo): Promise<void>;
   /** Agent defaults this source's project asks for (e.g. Spec Kit's configured integration); flags win. */

@@ -273,6 +273,24 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       return beadBrief(issue ?? { id: task.id, title: task.title, status: task.status, priority: task.priority ?? 2 });
     },
 
+    async abandon(task: Task, info: IterationInfo, why: string) {
+      if (!epic) return undefined;
+      const worker = workerOf(info);
+      if (worker !== undefined) keeper?.release(worker);
+      await list();
+      const reason = `iteration ${info.iteration}, which did not finish (${why})`;
+      // One agent: /sp:next chose the bead, so whatever it left in_progress goes back.
+      if (worker === undefined) {
+        const messages = await reopenOrphans(reason);
+        return messages.length > 0 ? messages.join('; ') : undefined;
+      }
+      // A worker: its own bead, given back as its holder (the lease line lets only the holder do it).
+      const refused = await giveBackAfter(bd, state.children, task.id, workerActor(worker, host), host !== undefined);
+      if (refused === false) return undefined;
+      state.carried = false;
+      return refused ? `could not give back ${task.id} after ${reason}: ${refused}` : `${task.id} "${task.title}" was left in_progress by ${reason}; put back to open`;
+    },
+
     async settle(result, info: IterationInfo) {
       // The iteration is over: its bead is no longer this host's to keep alive.
       const worker = workerOf(info);

@@ -55,9 +55,9 @@ function qualityMetrics(gates: readonly GateResult[], report: AgentReport): Qual
  * Records a cut-short iteration once, so history and progress.txt agree and its number is never reused;
  * nothing when its history record already exists.
  */
-export function recordInterrupted(recorder: Recorder, doc: PrdDocument, item: PrdItem, iteration: number): void {
+export function recordInterrupted(recorder: Recorder, doc: PrdDocument, item: PrdItem, iteration: number, why = 'Ctrl+C, crash or kill'): void {
   const { root, now } = recorder;
-  const reason = 'the run stopped before this iteration finished (Ctrl+C, crash or kill); the task is back to pending';
+  const reason = `the run stopped before this iteration finished (${why}); the task is back to pending`;
   if (existsSync(historyFile(root, iteration))) return;
   const started = item.startedAt ? Date.parse(item.startedAt) : Number.NaN;
   const record: HistoryRecord = {

@@ -199,6 +199,19 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       writePrd(doc);
     },
 
+    async abandon(task: Task, info: IterationInfo, why: string) {
+      if (!prdFile || !existsSync(prdFile)) return undefined;
+      const doc = load();
+      const item = doc.items.find((candidate) => candidate.id === task.id);
+      if (item?.status !== 'in_iteration' || item.iterationNumber !== info.iteration) return undefined;
+      // Recorded first (with its start time): a kill in between leaves the task in flight for recovery,
+      // which finds the record written and only puts the task back.
+      recordInterrupted(recorder, doc, item, info.iteration, why);
+      updateItem(doc, item, { status: 'pending', startedAt: undefined });
+      writePrd(doc);
+      return `task ${task.id} is back to pending: iteration ${info.iteration} did not finish (${why})`;
+    },
+
     async prompt(task: Task, info: IterationInfo) {
       const doc = load();
       const item = find(doc, task.id);

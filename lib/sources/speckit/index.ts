@@ -128,6 +128,19 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       else saveTracking({ ...data, running: [...(data.running ?? []).filter((item) => item.taskId !== task.id), claim] });
     },
 
+    async abandon(task: Task, info: IterationInfo, why: string) {
+      const data = loadTracking(readTasks());
+      const mine = (item: { taskId: string; iteration: number }): boolean => item.taskId === task.id && item.iteration === info.iteration;
+      const cut = data.current && mine(data.current) ? data.current : data.running?.find(mine);
+      if (!cut) return undefined;
+      writer.recordInterrupted(cut, data, why);
+      const { current, running, ...rest } = data;
+      const still = running?.filter((item) => !mine(item));
+      // The iteration's number is spent: the next run continues after it.
+      saveTracking({ ...rest, ...(current && !mine(current) ? { current } : {}), ...(still?.length ? { running: still } : {}), lastIteration: Math.max(rest.lastIteration, info.iteration) });
+      return `iteration ${info.iteration} on ${task.id} did not finish (${why}); tasks.md decides what is done`;
+    },
+
     async prompt(task: Task, info: IterationInfo) {
       const p = paths();
       const parsed = readTasks();

@@ -22,7 +22,7 @@ import type { FeatureState } from './state.ts';
 
 export interface ProgressWriter {
   /** Notes an iteration a killed run left unfinished in progress.txt, once, under that run's session. */
-  recordInterrupted(current: NonNullable<Tracking['current']>, data: Tracking): void;
+  recordInterrupted(current: NonNullable<Tracking['current']>, data: Tracking, why?: string): void;
   /** Records a finished iteration in progress.txt and ralph-tasks.json. */
   settle(result: IterationResult, info: IterationInfo): void;
   /** Records a converge pass: its entry in progress.txt, and the pass count in ralph-tasks.json. */
@@ -58,7 +58,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
   };
 
   return {
-    recordInterrupted(current, data) {
+    recordInterrupted(current, data, why = 'crash, kill or power loss') {
       const p = state.paths();
       ensureHeader();
       const existing = readText(p.progress) ?? '';
@@ -69,7 +69,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
         timestamp: state.stamp(),
         task: { id: current.taskId, title: data.tasks.find((task) => task.id === current.taskId)?.title ?? '' },
         status: 'interrupted',
-        reason: `the run stopped before this iteration finished (started ${current.startedAt}; crash, kill or power loss); tasks.md decides what is done`,
+        reason: `the run stopped before this iteration finished (started ${current.startedAt}; ${why}); tasks.md decides what is done`,
         tasksDone: [],
         filesChanged: [],
       });

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RalphError } from '../../../lib/errors.ts';
-import { acquireLock, formatLockInfo, inspectLock, parseLockInfo, readLockInfo } from '../../../lib/repo/lock.ts';
+import { LockHeldError, RalphError } from '../../../lib/errors.ts';
+import { acquireLock, formatLockInfo, inspectLock, parseLockInfo, readLockInfo, refuseIfHeld } from '../../../lib/repo/lock.ts';
 import { judgeLock, type LockEvidence, type LockVerdict } from '../../../lib/repo/lock-verdict.ts';
 import { processStart } from '../../../lib/process/process-tree.ts';
 import { stopProcess, unrelatedProcess } from '../../support/processes.ts';
@@ -216,6 +216,85 @@ describe('acquireLock', () => {
     expect(existsSync(lockDir(root))).toBe(true);
     expect(readLockInfo(root)?.pid).toBe(other);
     expect(inspectLock(root)).toMatchObject({ held: true, verified: true });
+  });
+});
+
+describe("the lock's own exits", () => {
+  // Another run took the lock over (this one was judged stale while it hung): its three lines are not ours to remove.
+  it.each(['release', 'releaseSync'] as const)('%s() leaves a .ralph.lock another run wrote in place', async (how) => {
+    const root = temp();
+    const lock = await acquireLock(options(root));
+    const other = formatLockInfo({ pid: process.ppid, startedAt: new Date().toISOString(), branch: 'other' });
+    writeFileSync(lockFile(root), other);
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(readFileSync(lockFile(root), 'utf8')).toBe(other);
+  });
+
+  it.each(['release', 'releaseSync'] as const)('%s() leaves the lock directory of a run that reclaimed the lock in place, and its .ralph.lock', async (how) => {
+    const root = temp();
+    const lock = await acquireLock(options(root));
+    // The other run judged this one stale (it hung past the heartbeat), moved its directory aside and took the lock.
+    renameSync(lockDir(root), `${lockDir(root)}.aside`);
+    mkdirSync(lockDir(root));
+    const theirs = statSync(lockDir(root)).ino;
+    rmSync(`${lockDir(root)}.aside`, { recursive: true });
+    const other = formatLockInfo({ pid: process.ppid, startedAt: new Date().toISOString(), branch: 'other' });
+    writeFileSync(lockFile(root), other);
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(statSync(lockDir(root), { throwIfNoEntry: false })?.ino).toBe(theirs);
+    expect(readFileSync(lockFile(root), 'utf8')).toBe(other);
+  });
+
+  it.each(['release', 'releaseSync'] as const)('%s() removes its own .ralph.lock and lock directory, and a second call does nothing', async (how) => {
+    const root = temp();
+    const lock = await acquireLock(options(root));
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(existsSync(lockFile(root))).toBe(false);
+    expect(existsSync(lockDir(root))).toBe(false);
+    // A later run takes the lock; a second release of the first one must not touch it.
+    const next = await acquireLock(options(root));
+    if (how === 'release') await lock.release();
+    else lock.releaseSync();
+    expect(readLockInfo(root)?.pid).toBe(process.pid);
+    expect(existsSync(lockDir(root))).toBe(true);
+    await next.release();
+  });
+
+  it('.ralph.lock cannot be written (a folder stands there): the lock directory goes too, so the next run is not refused', async () => {
+    const root = temp();
+    mkdirSync(path.join(lockFile(root), 'in-the-way'), { recursive: true });
+    const error = await acquireLock(options(root)).then(() => undefined, (caught: unknown) => caught);
+    // One line naming .ralph.lock (not the temp file beside it that could not be renamed).
+    expect(error).toBeInstanceOf(RalphError);
+    expect((error as RalphError).message).toMatch(new RegExp(`^(a folder stands where a file should be: cannot replace ${lockFile(root)} \\(EISDIR\\)|cannot write the lock ${lockFile(root)}: .*)$`));
+    expect(existsSync(lockDir(root))).toBe(false);
+    // Once the folder is moved away, the next run takes the lock without a stale lock to reclaim.
+    rmSync(lockFile(root), { recursive: true });
+    const warnings: string[] = [];
+    const lock = await acquireLock(options(root, warnings));
+    expect(warnings).toEqual([]);
+    await lock.release();
+  });
+});
+
+describe('refuseIfHeld (before a run prepares anything)', () => {
+  it('refuses a live holder with the same words as acquireLock, and lets a free, stale or doubtful lock through', () => {
+    const root = temp();
+    refuseIfHeld(root);
+    const pid = unrelatedProcess();
+    const taken = new Date().toISOString();
+    writeLock(root, pid, taken);
+    heartbeat(root, 1000);
+    expect(() => refuseIfHeld(root)).toThrow(LockHeldError);
+    expect(() => refuseIfHeld(root)).toThrow(`another ralph holds ${lockFile(root)} (PID ${pid}, started ${taken}, branch main)`);
+    // A late start against a fresh heartbeat: acquireLock watches it first, so this does not decide.
+    writeLock(root, pid, new Date(Date.now() - 60_000).toISOString());
+    refuseIfHeld(root);
+    writeLock(root, 999_999, taken);
+    refuseIfHeld(root);
   });
 });
 

@@ -100,6 +100,25 @@ describe('claim actors carry the host', () => {
   });
 });
 
+describe('a clean ending on one host of several', () => {
+  it('abandon(): the worker\'s own claimed bead goes back to open and unassigned; another worker\'s stays claimed', async () => {
+    const server = sharedServer('1.x', [{ id: 'ws-ep.5', title: 'Task D' }]);
+    const host = server.clone('hostA');
+    const source = createBeadsSource(host.ctx);
+    expect(await source.check()).toEqual([]);
+    const [first, second] = (await source.snapshot()).ready;
+    const one = { iteration: 1, maxIterations: 9, sessionId: 's', worker: 1 };
+    const two = { iteration: 2, maxIterations: 9, sessionId: 's', worker: 2 };
+    await source.claim?.(first!, one);
+    expect(second).toBeDefined();
+    await source.claim?.(second!, two);
+    expect(await source.abandon!(first!, one, 'interrupted by SIGTERM')).toBe(`${first!.id} "${first!.title}" was left in_progress by iteration 1, which did not finish (interrupted by SIGTERM); put back to open`);
+    const byId = new Map(server.issues().map((issue) => [issue.id, issue]));
+    expect([byId.get(first!.id)?.status, byId.get(first!.id)?.assignee]).toEqual(['open', undefined]);
+    expect(byId.get(second!.id)).toMatchObject({ status: 'in_progress', assignee: 'ralph-hostA-w2' });
+  });
+});
+
 describe('recovery at start puts back only this host\'s claims', () => {
   const held = [
     { id: 'ws-ep.5', title: 'Mine', status: 'in_progress' as const, assignee: 'ralph-hostA-w1' },

@@ -128,6 +128,21 @@ describe.each(FAKE_BD_VERSIONS)('the beads source against bd %s: what it reads, 
     expect(await source.brief(task)).toContain(`### Bead ${task.id}: Task A`);
   });
 
+  it('abandon(): what an iteration a clean ending cut short left in_progress is open again, and the next recover() is silent', async () => {
+    const { project, source, first } = await started();
+    const task = first.ready[0]!;
+    await source.claim?.(task, { iteration: 2, maxIterations: 9, sessionId: 's' });
+    // /sp:next claimed the bead it works on.
+    project.other('update', task.id, '--status', 'in_progress');
+    expect(await source.abandon!(task, { iteration: 2, maxIterations: 9, sessionId: 's' }, 'interrupted by SIGHUP')).toBe(`${task.id} "Task A" was left in_progress by iteration 2, which did not finish (interrupted by SIGHUP); put back to open`);
+    const status = (): string => (project.other('list', '--all', '--limit', '0') as Array<{ id: string; status: string }>).find((issue) => issue.id === task.id)!.status;
+    expect(status()).toBe('open');
+    expect(await source.abandon!(task, { iteration: 2, maxIterations: 9, sessionId: 's' }, 'again')).toBeUndefined();
+    const next = createBeadsSource(project.ctx);
+    expect(await next.check()).toEqual([]);
+    expect(await next.recover()).toEqual([]);
+  });
+
   it('a dry run reads at most 4 times: epics, children, ready (twice on a bd without --exclude-type)', async () => {
     const project = beadsProject(version);
     const source = createBeadsSource(project.ctx);
