@@ -61,6 +61,8 @@ export interface IterationRecord {
   mergeMs?: number;
   /** Changed paths ralph's commit left out, each with why (`config.local.json (holds the value of API_KEY)`). */
   leftOut?: string[];
+  /** The agent commits its own work but left this iteration's uncommitted, so ralph committed it (`commit`): the paths of its work, empty when it left only its task state. */
+  committedForAgent?: string[];
   /** What the agent's own commits added that ralph never commits (a secret value, a private key), with why. */
   unsafeCommits?: string[];
   /** --fallback: the agent that finished the iteration (`codex`, `claude:sonnet`). */
@@ -111,6 +113,8 @@ export interface PullRequestRecord {
   draft?: boolean;
   /** Why no pull request was opened or updated. */
   none?: string;
+  /** The run's paths still uncommitted here, so not on the remote (the pushed head lacks them): never "complete", never marked ready. */
+  notOnRemote?: string[];
 }
 
 export type RunStatus = 'completed' | 'limit_reached' | 'failed' | 'interrupted';
@@ -152,6 +156,8 @@ export interface RunSummary {
   remote?: RemoteSummary;
   /** The questions of the source's tasks as the run ends: waiting for an answer, or answered and not yet worked on. */
   questions?: QuestionSummary[];
+  /** The run's own paths still uncommitted as it ends (--no-commit, a task that did not pass, a file ralph never commits). */
+  uncommitted?: string[];
 }
 
 export interface RemoteSummary {
@@ -169,7 +175,8 @@ export type RunEvent =
   | { type: 'session_start'; sessionId: string; source: string; target: string; agent: string; maxIterations: number; branch?: string; pid: number; logDir: string; remote?: { name: string; branch: string; host: string } }
   | { type: 'info'; message: string }
   | { type: 'warning'; message: string }
-  | { type: 'iteration_start'; iteration: number; maxIterations: number; task: Task; worker?: number }
+  /** `iteration`: the session's number; `ofRun`: this run's count of it, against `maxIterations`, this run's limit. */
+  | { type: 'iteration_start'; iteration: number; ofRun: number; maxIterations: number; task: Task; worker?: number }
   | { type: 'agent'; iteration: number; event: AgentEvent }
   | { type: 'attempt_failed'; iteration: number; attempt: number; kind: string; reason: string }
   | { type: 'backoff'; iteration: number; attempt: number; delayMs: number; until: number; reason: string }

@@ -13,6 +13,7 @@ import type { RunState, RunStatusFile } from '../progress/state.ts';
 import { createSource, detectSource } from '../sources/index.ts';
 import type { Task } from '../sources/types.ts';
 import { paint, useColor } from '../view/colour.ts';
+import { iterationCounter } from '../progress/iteration-count.ts';
 import { keptBranches } from '../session/worktrees.ts';
 import type { ParsedArgv } from './argv.ts';
 import { readQuestions, type Question } from '../questions/store.ts';
@@ -53,6 +54,8 @@ export interface StatusReport {
   state: RunState | null;
   sessionId: string | null;
   iteration: number | null;
+  /** This run's count of the current iteration (against maxIterations, this run's limit). */
+  ofRun: number | null;
   maxIterations: number | null;
   task: { id: string; title: string } | null;
   elapsedMs: number | null;
@@ -132,6 +135,7 @@ export function readRunState(root: string, now: number): Omit<StatusReport, 'tas
     state: status?.state ?? null,
     sessionId: status?.sessionId ?? null,
     iteration: status?.iteration ?? null,
+    ofRun: status?.ofRun ?? null,
     maxIterations: status?.maxIterations ?? null,
     task: status?.task ?? null,
     elapsedMs: status ? Math.max(0, ended - Date.parse(status.startedAt)) : null,
@@ -146,7 +150,7 @@ const ago = (ms: number): string => `${formatDuration(ms)} ago`;
 
 function describeRun(status: RunStatusFile, now: number): string[] {
   const lines = [`  state:      ${describeState(status, now)}`];
-  if (status.iteration > 0) lines.push(`  iteration:  ${status.iteration}/${status.maxIterations}${status.attempt > 1 ? `, attempt ${status.attempt}` : ''}`);
+  if (status.iteration > 0) lines.push(`  iteration:  ${iterationCounter(status.iteration, status.ofRun, status.maxIterations).slice('iteration '.length)}${status.attempt > 1 ? `, attempt ${status.attempt}` : ''}`);
   if (status.workers && status.state !== 'finished') {
     for (const item of status.workers) lines.push(`  worker w${item.worker}:  iteration ${item.iteration}, ${item.task.id} ${item.task.title} (${formatDuration(Math.max(0, now - Date.parse(item.startedAt)))})`);
     if (status.workers.length === 0) lines.push('  workers:    none running');

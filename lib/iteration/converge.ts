@@ -41,7 +41,7 @@ export async function runConvergePass(ctx: IterationContext, run: ConvergePass, 
   const converge = source.converge!;
   const startedAt = deps.now();
   const task = convergeTask(run.pass, run.maxPasses);
-  bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task });
+  bus.emit({ type: 'iteration_start', iteration: info.iteration, ofRun: info.run?.count ?? info.iteration, maxIterations: info.run?.max ?? info.maxIterations, task });
   const { text: prompt } = converge.prompt(run.pass, run.maxPasses, info, ctx.agent.name);
   const baseline = converge.baseline();
   const workBefore = await readWorkState(workspace.git);

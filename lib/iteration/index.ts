@@ -13,7 +13,7 @@ import { runAgent, type AgentRun } from './agent-run.ts';
 import type { AgentRoster } from './agent-roster.ts';
 import type { Workspace } from './workspace.ts';
 import type { IterationContext, IterationOutput } from './context.ts';
-import { compareWorkStates, readWorkState, stateAfterLanding, type WorkState } from './work-state.ts';
+import { compareWorkStates, iterationFiles, readWorkState, stateAfterLanding, type WorkState } from './work-state.ts';
 
 export type { IterationContext, IterationOutput };
 
@@ -30,7 +30,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const startedAt = deps.now();
   // A claim that fails (another worker took the bead) throws before the iteration has started.
   if (!ctx.claimedOnRemote) await source.claim?.(task, info);
-  bus.emit({ type: 'iteration_start', iteration: info.iteration, maxIterations: info.maxIterations, task, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }) });
+  bus.emit({ type: 'iteration_start', iteration: info.iteration, ofRun: info.run?.count ?? info.iteration, maxIterations: info.run?.max ?? info.maxIterations, task, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }) });
   // The user's own uncommitted work is not the agent's to commit: said in every prompt ralph writes (a bare
   // slash command such as beads' /sp:next takes no text after it). A worker's worktree holds none of it.
   const written = await source.prompt(task, info);
@@ -94,7 +94,10 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   if (unsafe.length > 0) {
     bus.emit({ type: 'warning', message: `iteration ${info.iteration}: the agent's own commits add ${unsafe.map(describeLeftOut).join('; ')}${workspace.worker === undefined ? `: ralph never rewrites them; remove it before you push (git log -p ${(info.head ?? "").slice(0, 12)}..HEAD)` : ''}` });
   }
-  const work = compareWorkStates(workBefore, workAfter, source.bookkeepingFiles());
+  const bookkeeping = source.bookkeepingFiles();
+  const work = compareWorkStates(workBefore, workAfter, bookkeeping);
+  // What this iteration changed: not the user's earlier changes, nor what an earlier iteration left.
+  const filesChanged = iterationFiles(changes.committed, work.files, bookkeeping);
   // What the source records (progress entries, history, a reviewer's reasons) and the commit messages hold
   // no secret: gate output and the agents' text may quote one. (deep() returns the same objects when nothing changed.)
   const clean = <T>(value: T): T => (ctx.redactor ? ctx.redactor.deep(value) : value);
@@ -122,7 +125,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     startedAt: new Date(startedAt).toISOString(),
     durationMs: deps.now() - startedAt,
     tasksDone,
-    filesChanged: changes.files,
+    filesChanged,
     claimedComplete,
     costUsd: run.costUsd + (review?.costUsd ?? 0),
     inputTokens: run.inputTokens + (review?.inputTokens ?? 0),
@@ -137,7 +140,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   };
   if (vanished) return { record, after, run, head: changes.head, vanished };
 
-  const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged: changes.files, claimedComplete, agentText, durationMs: record.durationMs, gates, review, ...(record.question ? { question: record.question } : {}) };
+  const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged, claimedComplete, agentText, durationMs: record.durationMs, gates, review, ...(record.question ? { question: record.question } : {}) };
   // A review may have changed the tree since it was read: then the commit reads it again.
   const landed = await workspace.land({ task: clean(task), info, result: clean(result), head: changes.head, ...(unsafe.length > 0 ? { unsafe } : {}), ...(review ? {} : { changed: treeAfter.changed }) });
   // What the next iteration here starts from, without another `git status`: the tree as the agent left it,
@@ -157,6 +160,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     const fresh = leftOut.filter((item) => item.why.kind === 'user' || ctx.guard?.firstMention(item) !== false);
     if (fresh.length > 0) bus.emit({ type: 'warning', message: `iteration ${info.iteration}: not committed by ralph: ${fresh.map(describeLeftOut).join('; ')}` });
   }
+  if (landed.forAgent) record.committedForAgent = landed.forAgent;
   if (landed.kept) record.kept = landed.kept;
   if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;
   if (landed.resolve) {

@@ -48,3 +48,14 @@ export function compareWorkStates(before: WorkState, after: WorkState, ignore: r
   const files = [...paths].filter((file) => !matchesAny(file, skip) && before.files.get(file) !== after.files.get(file)).sort();
   return { headMoved: before.head !== after.head, files };
 }
+
+/**
+ * What one iteration changed, for its record (progress entry, report, pull request): the paths its commits
+ * changed and those its agent touched in the work tree (`touched`, from compareWorkStates), never the ones
+ * that were already changed and left alone (the user's own work, an earlier iteration's) nor the source's
+ * task state (`bookkeeping`: tasks.md, prd.json, progress files, .beads/), which the record's `done` says. Pure.
+ */
+export function iterationFiles(committed: readonly string[], touched: readonly string[], bookkeeping: readonly string[]): string[] {
+  const skip = [...RALPH_OWN, ...bookkeeping];
+  return [...new Set([...committed, ...touched])].filter((file) => !matchesAny(file, skip)).sort();
+}

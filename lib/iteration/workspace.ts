@@ -2,6 +2,7 @@
 // agent), or in a worker's worktree whose commits ralph merges back (several agents).
 import type { LeftOut } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
+import { isRalphFile, matchesAny } from '../repo/paths.ts';
 import type { GateResult } from '../gates.ts';
 import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
@@ -41,6 +42,8 @@ export interface Landed {
   leftOut?: LeftOut[];
   /** The paths ralph's commit took, when it made one in the workspace (the rest stays as it was). */
   committed?: string[];
+  /** The agent commits its own work but left this iteration's uncommitted: ralph committed it; the paths of its work (empty: only its task state). */
+  forAgent?: string[];
 }
 
 /** What one of ralph's commits made, the paths it took (a folder for all it holds), and what it left out. */
@@ -72,6 +75,11 @@ export interface InPlaceOptions {
   commit?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   /** Amends the source's state into the agent's own commit (the agent commits, ralph does not). */
   amendState?: () => Promise<Committed>;
+  /**
+   * The agent commits its own work (ralph's policy is off): `commit` then takes only what a passing
+   * iteration left uncommitted, never the paths the user had changed before the run.
+   */
+  agentCommits?: { userPaths: ReadonlySet<string> };
 }
 
 /** The agent works in the repository: the source records there, and ralph commits when its policy says so. */
@@ -88,17 +96,51 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
       let commit: string | undefined;
       let leftOut: LeftOut[] = [];
       let committed: string[] | undefined;
-      if (options.commit && result.kind === 'pass') {
+      let forAgent: string[] | undefined;
+      const pass = result.kind === 'pass';
+      if (options.commit && pass && !options.agentCommits) {
         ({ commit, leftOut, paths: committed } = await options.commit(task, info.iteration, changed));
         if (commit) await source.recordCommit?.(info.iteration, commit, head);
-      } else if (options.amendState && head && info.head && head !== info.head && (await options.git.madeSince(info.head))) {
-        // The agent committed its work (beads' /sp:next, Spec Kit stories): the task state it just changed
-        // joins that commit, so the tree stays clean; never a commit that is already on a remote.
-        ({ commit, leftOut, paths: committed } = await options.amendState());
+      } else {
+        if (options.amendState && head && info.head && head !== info.head && (await options.git.madeSince(info.head))) {
+          // The agent committed its work (beads' /sp:next, Spec Kit stories): the task state it just changed
+          // joins that commit, so the tree stays clean; never a commit that is already on a remote.
+          ({ commit, leftOut, paths: committed } = await options.amendState());
+        }
+        if (options.agentCommits && options.commit && pass) {
+          // What the agent left of a passing iteration (all of it, or what its own commit missed): ralph
+          // commits it, so the tree ends clean; the user's earlier changes stay out, as in every commit of ralph's.
+          const now = changed ?? (await options.git.state()).changed;
+          const left = agentLeft(now, options.agentCommits.userPaths, committed ?? []);
+          if (left.length > 0) {
+            const made = await options.commit(task, info.iteration, changed);
+            leftOut = mergeLeftOut(leftOut, made.leftOut);
+            if (made.commit) {
+              commit = made.commit;
+              committed = [...(committed ?? []), ...(made.paths ?? [])];
+              // The work it left, by name; its task state (a tick) goes without saying (the record's `done`).
+              forAgent = left.filter((file) => matchesAny(file, made.paths ?? []) && !matchesAny(file, source.bookkeepingFiles()));
+              await source.recordCommit?.(info.iteration, made.commit, head);
+            }
+          }
+        }
       }
       // The agent may commit its own work: report the new HEAD.
       if (!commit && head && head !== info.head) commit = head;
-      return { commit, head: commit ?? head, ...(leftOut.length > 0 ? { leftOut } : {}), ...(committed ? { committed } : {}) };
+      return { commit, head: commit ?? head, ...(leftOut.length > 0 ? { leftOut } : {}), ...(committed ? { committed } : {}), ...(forAgent ? { forAgent } : {}) };
     },
   };
+}
+
+/**
+ * What an agent that commits its own work left uncommitted: the changed paths but ralph's own files, the
+ * paths the user had changed before the run and what ralph just amended into the agent's commit. Pure.
+ */
+export function agentLeft(changed: readonly string[], userPaths: ReadonlySet<string>, amended: readonly string[]): string[] {
+  return changed.filter((file) => !isRalphFile(file) && !userPaths.has(file) && !matchesAny(file, amended));
+}
+
+function mergeLeftOut(first: readonly LeftOut[], second: readonly LeftOut[]): LeftOut[] {
+  const seen = new Set(first.map((item) => item.path));
+  return [...first, ...second.filter((item) => !seen.has(item.path))];
 }

@@ -16,11 +16,17 @@ const STATUS_TEXT: Record<RunSummary['status'], string> = {
   interrupted: 'interrupted',
 };
 
-/** The summary block: status, tasks done, left and skipped, iterations, cost, then the report's iteration table. */
-export function renderSummaryBlock(summary: RunSummary, context: { branch: string; target: string }): string {
+/**
+ * The summary block: status, tasks done, left and skipped, iterations, cost, then the report's iteration
+ * table. `notOnRemote`: the run's paths left uncommitted, which the pushed branch lacks: never "complete".
+ */
+export function renderSummaryBlock(summary: RunSummary, context: { branch: string; target: string; notOnRemote?: readonly string[] }): string {
   const passed = summary.records.filter((record) => record.outcome === 'pass').length;
+  const missing = context.notOnRemote ?? [];
+  const heading = missing.length === 0 ? STATUS_TEXT[summary.status] : summary.status === 'completed' ? `done in the working tree, not on ${context.target}` : `${STATUS_TEXT[summary.status]}; not all on ${context.target}`;
   const rows: Array<[string, string]> = [
-    ['status', `${summary.status}: ${summary.message} (exit ${summary.exitCode})`],
+    ['status', `${summary.status}: ${summary.message} (exit ${summary.exitCode})${missing.length > 0 ? `; in the working tree only, not on ${context.target}` : ''}`],
+    ...(missing.length > 0 ? [['not on the remote', `${missing.length === 1 ? '1 path' : `${missing.length} paths`} left uncommitted by the run, so this branch lacks them: ${missing.join(', ')}`] as [string, string]] : []),
     ['tasks', `${summary.tasksCompleted} done in this run, ${summary.tasksRemaining} left`],
     ['skipped', skippedText(summary.skippedTaskIds ?? [])],
     ['iterations', `${summary.iterations} (${passed} passed)`],
@@ -31,7 +37,7 @@ export function renderSummaryBlock(summary: RunSummary, context: { branch: strin
   ];
   return [
     SUMMARY_BEGIN,
-    `### ralph on \`${context.branch}\`: ${STATUS_TEXT[summary.status]}`,
+    `### ralph on \`${context.branch}\`: ${heading}`,
     '',
     '| | |',
     '| --- | --- |',

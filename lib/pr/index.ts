@@ -66,6 +66,8 @@ export class Handover implements EventSink {
     const { remote, branch } = this.o.target;
     const record: PullRequestRecord = { target: `${remote}/${branch}`, pushed: false };
     const head = await this.o.git.head();
+    // What the run leaves uncommitted (said at its end) is on no pushed head: the remote lacks it.
+    if (summary.uncommitted && summary.uncommitted.length > 0) record.notOnRemote = summary.uncommitted;
     if (summary.status === 'interrupted' || signal.aborted) {
       await this.pusher.settled();
       record.pushed = head !== undefined && this.pusher.pushed === head;
@@ -78,7 +80,7 @@ export class Handover implements EventSink {
     if (this.pusher.blocked) return { ...record, none: 'the branch holds what ralph never pushes (said above)' };
     if (!record.pushed) return { ...record, none: `the branch could not be pushed, so the pull request is left as it is` };
     try {
-      return { ...record, ...(await this.pullRequest(summary, head!, signal)) };
+      return { ...record, ...(await this.pullRequest(summary, head!, record.notOnRemote ?? [], signal)) };
     } catch (error) {
       const why = (error as Error).message;
       this.o.warn(`--pr: ${why}`);
@@ -86,11 +88,11 @@ export class Handover implements EventSink {
     }
   }
 
-  private async pullRequest(summary: RunSummary, head: string, signal: AbortSignal): Promise<Partial<PullRequestRecord>> {
+  private async pullRequest(summary: RunSummary, head: string, notOnRemote: readonly string[], signal: AbortSignal): Promise<Partial<PullRequestRecord>> {
     const { remote, branch, base } = this.o.target;
     const gh = new Gh(this.o.target.gh, this.o.root, this.o.deps, signal);
     const found = await gh.find(branch);
-    const block = renderSummaryBlock(summary, { branch, target: `${remote}/${branch}` });
+    const block = renderSummaryBlock(summary, { branch, target: `${remote}/${branch}`, notOnRemote });
     const file = path.join(this.o.root, '.ralph', 'pr', `${summary.sessionId}.md`);
     ensurePrivateDir(path.dirname(file));
     let pr: OpenPullRequest;
@@ -130,10 +132,15 @@ export class Handover implements EventSink {
       }
     }
     let draft = pr.isDraft;
+    // Ready only when the pushed head holds every task's work and state: done here but uncommitted is not done there.
     if (draft && summary.exitCode === 0 && !this.o.target.keepDraft) {
-      await gh.ready(pr.number);
-      draft = false;
-      this.o.info(`pull request #${pr.number} marked ready for review: every task is done`);
+      if (notOnRemote.length > 0) {
+        this.o.info(`pull request #${pr.number} stays a draft: every task is done here, but ${remote}/${branch} lacks what stays uncommitted`);
+      } else {
+        await gh.ready(pr.number);
+        draft = false;
+        this.o.info(`pull request #${pr.number} marked ready for review: every task is done`);
+      }
     }
     return { number: pr.number, url: pr.url, action, draft };
   }

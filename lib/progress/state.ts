@@ -37,7 +37,10 @@ export interface RunStatusFile {
   target: string;
   agent: string;
   state: RunState;
+  /** The session's number of the current iteration (numbered on from earlier runs). */
   iteration: number;
+  /** This run's count of the current iteration, against `maxIterations`, this run's limit (absent in older files). */
+  ofRun?: number;
   maxIterations: number;
   attempt: number;
   task: { id: string; title: string } | null;
@@ -109,6 +112,7 @@ export class RunTracker {
         agent: event.agent,
         state: 'starting',
         iteration: 0,
+        ofRun: 0,
         maxIterations: event.maxIterations,
         attempt: 0,
         task: null,
@@ -145,6 +149,7 @@ export class RunTracker {
       case 'iteration_start':
         this.toRunning(s);
         s.iteration = event.iteration;
+        s.ofRun = event.ofRun;
         s.maxIterations = event.maxIterations;
         s.attempt = 1;
         s.task = { id: event.task.id, title: event.task.title };

@@ -111,18 +111,22 @@ export class Git {
     }
   }
 
-  /** Files changed since `base`: committed since then and uncommitted now (commits count as progress). */
-  async changedSince(base: string | undefined, now?: WorkTreeState): Promise<{ files: string[]; head?: string }> {
+  /**
+   * Files changed since `base`: committed since then and uncommitted now (commits count as progress);
+   * `committed`: those the commits since `base` changed.
+   */
+  async changedSince(base: string | undefined, now?: WorkTreeState): Promise<{ files: string[]; committed: string[]; head?: string }> {
     const state = now ?? (await this.state());
-    const files = new Set(state.changed);
+    const committed = new Set<string>();
     if (base && state.head && base !== state.head) {
       try {
-        for (const line of (await this.git.raw(['diff', '--name-only', `${base}..${state.head}`])).split('\n')) if (line) files.add(line);
+        for (const line of (await this.git.raw(['diff', '--name-only', `${base}..${state.head}`])).split('\n')) if (line) committed.add(line);
       } catch (error) {
         throw new RalphError(`git could not list changed files: ${(error as Error).message.split('\n')[0]}`);
       }
     }
-    return { files: [...files].filter((file) => !isRalphFile(file)).sort(), head: state.head };
+    const files = new Set([...state.changed, ...committed]);
+    return { files: [...files].filter((file) => !isRalphFile(file)).sort(), committed: [...committed].filter((file) => !isRalphFile(file)).sort(), head: state.head };
   }
 
   /**

@@ -3,7 +3,7 @@ import dayjs from 'dayjs';
 import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts';
 import { formatDuration } from '../duration.ts';
 import { reviewLine } from '../progress/review-text.ts';
-import { pullRequestText } from '../pr/lines.ts';
+import { notOnRemoteText, pullRequestText } from '../pr/lines.ts';
 import { answerCommand } from '../questions/text.ts';
 import { landedText } from '../landing/view-text.ts';
 
@@ -115,6 +115,7 @@ export function reportFacts(summary: RunSummary): Array<[string, string]> {
     ['duration', formatDuration(summary.durationMs)],
     ...(summary.converge ? [['converge', convergeText(summary.converge)] as [string, string]] : []),
     ...(summary.hooks?.length ? [['hooks', hooksText(summary.hooks)] as [string, string]] : []),
+    ...(summary.uncommitted && summary.uncommitted.length > 0 ? [['left uncommitted', summary.uncommitted.join(', ')] as [string, string]] : []),
     ...(summary.pr ? pullRequestFacts(summary.pr) : []),
     ...(summary.remote ? [['remote', `${landedText(summary.remote, summary.records.flatMap((record) => record.tasksDone))}; this host: ${summary.remote.host}`] as [string, string]] : []),
   ];
@@ -140,7 +141,8 @@ export function hooksText(hooks: NonNullable<RunSummary['hooks']>): string {
 
 /** --pr in the report: the pull request, and what is not pushed when something is not. */
 function pullRequestFacts(pr: NonNullable<RunSummary['pr']>): Array<[string, string]> {
-  return [['pull request', pullRequestText(pr)], ...(pr.pushed || !pr.notPushed ? [] : [['not pushed', `${pr.notPushed} (${pr.target})`] as [string, string]])];
+  const missing = notOnRemoteText(pr);
+  return [['pull request', pullRequestText(pr)], ...(pr.pushed || !pr.notPushed ? [] : [['not pushed', `${pr.notPushed} (${pr.target})`] as [string, string]]), ...(missing ? [['not on the remote', missing] as [string, string]] : [])];
 }
 
 /** One row of a report's Questions section: a question of this run, or one of an earlier run still open. */

@@ -7,7 +7,10 @@ import type { IterationRecord, RemoteSummary, RunSummary } from '../events.ts';
 export type TimelineOutcome = IterationRecord['outcome'] | 'running' | 'interrupted';
 
 export interface TimelineItem {
+  /** The session's number (numbered on from earlier runs). */
   iteration: number;
+  /** This run's count of it, against the session line's maxIterations (this run's limit); null in older logs. */
+  ofRun: number | null;
   taskId: string;
   taskTitle: string;
   startedAt: string;
@@ -110,7 +113,7 @@ export function foldLine(model: LiveModel, line: Line): LiveModel {
   switch (line.type) {
     case 'iteration_start': {
       const task = (line.task ?? {}) as { id?: string; title?: string };
-      model.timeline.push({ iteration: Number(line.iteration), taskId: String(task.id ?? '?'), taskTitle: String(task.title ?? ''), startedAt: at, durationMs: null, outcome: 'running', reason: null, attempts: 1, costUsd: 0, inputTokens: 0, outputTokens: 0, commit: null, worker });
+      model.timeline.push({ iteration: Number(line.iteration), ofRun: typeof line.ofRun === 'number' ? line.ofRun : null, taskId: String(task.id ?? '?'), taskTitle: String(task.title ?? ''), startedAt: at, durationMs: null, outcome: 'running', reason: null, attempts: 1, costUsd: 0, inputTokens: 0, outputTokens: 0, commit: null, worker });
       push(model, at, 'iteration', `iteration ${line.iteration}: ${task.id} ${task.title}`, line.iteration);
       break;
     }
@@ -137,7 +140,7 @@ export function foldLine(model: LiveModel, line: Line): LiveModel {
     case 'iteration_end': {
       const record = line.record as IterationRecord;
       const item = running(model, record.iteration) ?? model.timeline.find((entry) => entry.iteration === record.iteration);
-      const ended: TimelineItem = { iteration: record.iteration, taskId: record.taskId, taskTitle: record.taskTitle, startedAt: record.startedAt, durationMs: record.durationMs, outcome: record.outcome, reason: record.reason, attempts: record.attempts, costUsd: record.costUsd, inputTokens: record.inputTokens, outputTokens: record.outputTokens, commit: record.commit ?? null, worker: item?.worker ?? (record.worker === undefined ? worker : String(record.worker)) };
+      const ended: TimelineItem = { iteration: record.iteration, ofRun: item?.ofRun ?? null, taskId: record.taskId, taskTitle: record.taskTitle, startedAt: record.startedAt, durationMs: record.durationMs, outcome: record.outcome, reason: record.reason, attempts: record.attempts, costUsd: record.costUsd, inputTokens: record.inputTokens, outputTokens: record.outputTokens, commit: record.commit ?? null, worker: item?.worker ?? (record.worker === undefined ? worker : String(record.worker)) };
       if (item) Object.assign(item, ended);
       else model.timeline.push(ended);
       push(model, at, record.outcome === 'fail' ? 'error' : 'iteration', `iteration ${record.iteration} ${record.taskId}: ${record.outcome.replace('_', ' ')}${record.outcome === 'pass' ? '' : ` (${record.reason})`}`, record.iteration);

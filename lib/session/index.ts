@@ -9,7 +9,7 @@ import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, Prere
 import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../repo/git.ts';
-import { CommitGuard, describeLeftOut, startNotes } from '../repo/commit-set.ts';
+import { CommitGuard, startNotes } from '../repo/commit-set.ts';
 import { isRalphFile } from '../repo/paths.ts';
 import { inspectLock, type HeldLock } from '../repo/lock.ts';
 import type { Task } from '../sources/types.ts';
@@ -191,37 +191,34 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       if (config.extra.get('isolate') === true && !prepared.agent.isolation) {
         warn(`--isolate: the ${prepared.agent.name} CLI has no way to start without the user's own configuration; it runs as usual`);
       }
-      const commitOn = prepared.commitMode === 'ralph';
+      // ralph commits in every mode but --no-commit: each passing iteration, or what the agent leaves of one.
+      const commits = prepared.commitMode !== 'off';
       roster = new AgentRoster(prepared.seats, () => deps.now());
       const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
-      if (commitOn) await git.warmUp();
+      if (commits) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
       const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }), stateFiles: () => source.workers.stateFiles() }) : undefined;
+      const commitWork = commits
+        ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
+        : undefined;
       // Task state that no commit took (a failed last iteration, a worker's failure, an iteration a signal cut
-      // short and put back) goes in one last commit, however the loop ended: the next start is a plain one.
-      // (--remote: every record was published as it was made.)
-      const closeState = async (): Promise<void> => {
-        if (!commitOn || prepared!.remote) return;
-        try {
-          const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
-          if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
-        } catch (error) {
-          warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
-        }
-      };
+      // short and put back) goes in one last commit, however the loop ended: the next start is a plain one;
+      // what of the run stays uncommitted is said (--remote: every record was published as it was made).
+      const closeState = async (): Promise<string[]> => (await import('./clean-tree.ts')).closeTree({ git, guard, mode: prepared!.commitMode, sessionId, stateFiles: source.workers.stateFiles(), bookkeeping: source.bookkeepingFiles(), remote: prepared!.remote !== undefined, warn });
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
         // The gates run in the same sandbox as the agent, in the folder it worked in.
         gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
-        commit: commitOn && config.parallel === 1
-          ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
-          : undefined,
+        // The agent committing its own work (Spec Kit, beads): what it leaves of a passing iteration, ralph commits.
+        commit: config.parallel === 1 ? commitWork : undefined,
+        commitPass: commitWork,
+        ...(prepared.commitMode === 'agent' ? { agentCommits: { userPaths: guard.userPaths } } : {}),
         roster,
-        // --converge: passes once every task is done; what a pass appends is committed when ralph commits.
+        // --converge: passes once every task is done; what a pass appends is committed (but with --no-commit).
         convergence: config.extra.get('converge') === true && source.converge ? createConvergence(source.converge, (config.extra.get('max-converge') as number | undefined) ?? DEFAULT_MAX_CONVERGE) : undefined,
-        commitState: commitOn ? (message: string, iteration: number) => guard.commit(git, message, { 'Ralph-Iteration': String(iteration) }, { only: source.workers.stateFiles() }) : undefined,
+        commitState: commits ? (message: string, iteration: number) => guard.commit(git, message, { 'Ralph-Iteration': String(iteration) }, { only: source.workers.stateFiles() }) : undefined,
         // The agent commits its own work: ralph's record of the iteration goes into that commit.
         amendState: prepared.commitMode === 'agent' ? (() => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true })) : undefined,
         guard,
@@ -247,8 +244,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         await closeState();
         throw error;
       });
-      await closeState();
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(result.hooks ? { hooks: result.hooks } : {}) });
+      const uncommitted = await closeState();
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(result.hooks ? { hooks: result.hooks } : {}), ...(uncommitted.length > 0 ? { uncommitted } : {}) });
       finished = true;
     } finally {
       control.close();

@@ -50,6 +50,10 @@ export interface LandingScope {
   /** Commits a passing iteration's work (commit on, one worker); `amendState` adds the source's state to the agent's own commit instead (it commits, ralph not). */
   commit?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   amendState?: () => Promise<Committed>;
+  /** The agent commits its own work: `commit` takes only what a passing iteration left uncommitted (see inPlaceWorkspace). */
+  agentCommits?: { userPaths: ReadonlySet<string> };
+  /** Commits what a passing hook pass left (whatever the number of workers: a pass runs alone, in the repository). */
+  commitPass?: (task: Task, iteration: number, changed?: readonly string[]) => Promise<Committed>;
   /** Commits what a converge pass appended. */
   commitState?: (message: string, iteration: number) => Promise<Committed>;
   /** --remote: where every host claims and lands (lib/landing/remote.ts); absent: this host alone. */

@@ -137,7 +137,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
 
 const COMMIT_MODES: Record<CommitMode, string> = {
   ralph: "ralph commits each passing iteration: what it changed, never your own uncommitted changes, a file holding a secret, an environment file or a private key",
-  agent: 'the agent commits its own work (ralph adds its task state to those commits; --commit makes ralph commit each passing iteration)',
+  agent: 'the agent commits its own work (ralph adds its task state to those commits, and commits what the agent leaves of a passing iteration; --commit makes ralph commit each passing iteration)',
   off: 'none (--no-commit): the work stays uncommitted',
 };
 

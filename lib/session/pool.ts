@@ -41,7 +41,7 @@ export class Pool {
   ) {
     this.idle = Array.from({ length: size }, (_, index) => index + 1);
     this.head = head;
-    this.inPlace = several ? undefined : inPlaceWorkspace({ root: ctx.root, git: ctx.git, source: ctx.source, commit: ctx.commit, amendState: ctx.amendState });
+    this.inPlace = several ? undefined : inPlaceWorkspace({ root: ctx.root, git: ctx.git, source: ctx.source, commit: ctx.commit, amendState: ctx.amendState, agentCommits: ctx.agentCommits });
     this.worktrees = several ? new Worktrees(ctx.root, ctx.guard) : undefined;
   }
 
@@ -89,14 +89,17 @@ export class Pool {
     ledger.started += 1;
     ledger.alone = own?.pass !== undefined || own?.hook !== undefined;
     // Numbered once it goes ahead: a claim another host won spends neither a number nor the budget (Ledger.record).
-    const number = (): void => void (info.iteration = ledger.firstIteration + ledger.numbered++);
+    const number = (): void => {
+      info.iteration = ledger.firstIteration + ledger.numbered++;
+      info.run = { count: ledger.numbered, max: ctx.maxIterations };
+    };
     // A pass of the loop's own works in the repository itself, nothing beside it.
     const here = (): Workspace => this.inPlace ?? inPlaceWorkspace({ root: ctx.root, git: ctx.git, source });
     const ended = (async (): Promise<Ended> => {
       try {
         if (own?.hook) {
           number();
-          const output = await runHookPass({ ...ctx, signal, workspace: here() }, own.hook, { ...info, worker: undefined });
+          const output = await runHookPass({ ...ctx, signal, workspace: here() }, own.hook, { ...info, worker: undefined }, ctx.commitPass);
           ledger.hooks.ended(own.hook, output.record.outcome === 'pass' ? 'pass' : 'fail', output.record.iteration);
           return { slot, task, output };
         }

@@ -96,7 +96,8 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   if (config.parallel > 1 && commitOption === false) problems.push(`--parallel ${config.parallel} merges the workers' work back as commits: drop --no-commit (or the commit: false setting), or run with --parallel 1`);
   const remote = gitRoot ? await remoteTarget(git, config, source, branch, root, problems, deps) : undefined;
   const commitOn = config.parallel > 1 || remote !== undefined || (commitOption ?? source.commitByDefault ?? false);
-  const identity = gitRoot && commitOn ? await git.identityProblem() : undefined;
+  // The agent commits its own work by default in Spec Kit and beads modes, and ralph commits what it leaves.
+  const identity = gitRoot && (commitOn || commitOption !== false) ? await git.identityProblem() : undefined;
   if (identity) {
     problems.push(`no git identity to commit with (${identity}): set one with git config user.name "Your Name" and git config user.email you@example.com, or pass --no-commit`);
   }

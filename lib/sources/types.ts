@@ -33,6 +33,8 @@ export interface IterationInfo {
   head?: string;
   /** The worker (1-based) running the iteration in its own worktree; undefined when the agent works in the repository. */
   worker?: number;
+  /** This run's count of the iteration (1-based) and this run's limit; `iteration` numbers the session on from earlier runs. */
+  run?: { count: number; max: number };
 }
 
 /** What the loop learned from one iteration, handed back to the source to record. */

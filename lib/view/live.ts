@@ -5,6 +5,7 @@ import type { EventSink, RunEvent } from '../events.ts';
 import { describeState } from '../progress/describe.ts';
 import { RunTracker, type RunStatusFile } from '../progress/state.ts';
 import { paint, useColor } from './colour.ts';
+import { iterationCounter } from '../progress/iteration-count.ts';
 import { DEFAULT_HEARTBEAT_MS, LineView } from './plain.ts';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -30,7 +31,7 @@ function formatElapsed(ms: number): string {
 export function formatStatusLine(status: RunStatusFile, now: number, frame: number, options: { color: boolean; width: number }): string {
   const spinner = SPINNER[frame % SPINNER.length]!;
   const parts = [
-    status.iteration > 0 ? `iteration ${status.iteration}/${status.maxIterations}` : `ralph ${status.sessionId}`,
+    status.iteration > 0 ? iterationCounter(status.iteration, status.ofRun, status.maxIterations) : `ralph ${status.sessionId}`,
     describeState(status, now),
     formatElapsed(now - Date.parse(status.startedAt)),
   ];

@@ -10,6 +10,8 @@ import { pullRequestLines } from '../pr/lines.ts';
 import { answerCommand, quoted } from '../questions/text.ts';
 import { paint, type Colour } from './colour.ts';
 import { landedText } from '../landing/view-text.ts';
+import { iterationCounter } from '../progress/iteration-count.ts';
+import { listPaths } from '../repo/commit-set.ts';
 
 export interface ViewOptions {
   out: Output;
@@ -112,7 +114,7 @@ export class LineView implements EventSink {
         // A period of silence is counted from the start of an iteration at the earliest (--quiet prints no line for it).
         this.lastLineAt = Math.max(this.lastLineAt, at);
         if (event.worker !== undefined) this.workers.set(event.iteration, event.worker);
-        if (!quiet) this.line(`iteration ${event.iteration}/${event.maxIterations}${this.tag(event.iteration)}: ${event.task.id} ${event.task.title}`, at, 'cyan');
+        if (!quiet) this.line(`${iterationCounter(event.iteration, event.ofRun, event.maxIterations)}${this.tag(event.iteration)}: ${event.task.id} ${event.task.title}`, at, 'cyan');
         break;
       case 'agent': {
         const run = this.running.get(event.iteration);
@@ -171,7 +173,9 @@ export class LineView implements EventSink {
         this.running.delete(record.iteration);
         // A question is said as asked (on one line), and how to answer it.
         const why = record.outcome === 'question' ? `: ${quoted(record.question ?? '', 300)}; set aside until ${answerCommand(record.taskId)}` : record.outcome === 'pass' && !record.converge ? '' : ` (${record.reason})`;
-        this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${why}`, at, colour);
+        // The agent commits its own work but left this iteration's uncommitted: ralph committed it, and says so.
+        const byRalph = record.committedForAgent ? `; committed by ralph${record.commit ? ` as ${record.commit.slice(0, 7)}` : ''}: the agent left ${record.committedForAgent.length > 0 ? listPaths(record.committedForAgent) : 'its task state'} uncommitted` : '';
+        this.line(`iteration ${record.iteration}${record.worker === undefined ? '' : ` [w${record.worker}]`} ${record.taskId}: ${outcome} in ${formatDuration(record.durationMs)}${done}${byRalph}${why}`, at, colour);
         break;
       }
       case 'session_end': {

@@ -1,5 +1,6 @@
 // --converge: once every task of a Spec Kit feature is ticked, converge passes compare the spec with the code
 // and append what is unbuilt as new tasks; the run ends 0 only when a pass finds nothing left.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -55,7 +56,11 @@ describe('--converge', () => {
     expect(progress(sandbox)).toMatch(/- Task: converge-2 converge pass 2 of 3[\s\S]*- Note: converged: nothing of the spec is left to build/);
     const report = readFileSync(path.join(sandbox.repo, '.ralph', 'reports', `${summary.sessionId}.md`), 'utf8');
     expect(report).toContain('| **converge** | 2 of 3 passes: pass 1 appended T002; pass 2 found nothing (converged); converged |');
-  });
+    // The agent committed nothing: ralph committed the ticks and what the pass appended; the tree ends clean.
+    const git = (args: string[]): string => execFileSync('git', args, { cwd: sandbox.repo, encoding: 'utf8', env: sandbox.env });
+    expect(git(['status', '--porcelain'])).toBe('');
+    expect(git(['log', '--format=%s', '-4']).split('\n').filter(Boolean)).toEqual(['ralph: task state at the end of session ' + summary.sessionId, 'ralph: T002 Validate the input per FR-002 (missing)', 'ralph: converge pass 1 found T002', 'ralph: T001 Create src/a.ts']);
+  }, 120_000);
 
   it('without --converge nothing changes: the run ends once the checklist is ticked', async () => {
     sandbox = makeSandbox();

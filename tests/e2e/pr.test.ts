@@ -378,4 +378,60 @@ describe('--pr: a pull request at the end', () => {
     expect(remote.head(BRANCH)).toBe(clean);
     expect(ghCommands(sandbox).filter((command) => command.startsWith('pr '))).toEqual([]);
   });
+
+  describe('Spec Kit, an agent that ticks its tasks but commits nothing', () => {
+    const tasks = ['# Tasks: demo', '', '## Phase 1: Setup', '', '- [ ] T001 Create src/a.ts', '', '## Phase 2: Story', '', '- [ ] T002 Create src/b.ts', ''].join('\n');
+    const steps = [
+      { write: { 'src/a.ts': 'a\n' }, edit: [tick('T001')], lines: [answer('Did T001.')] },
+      { write: { 'src/b.ts': 'b\n' }, edit: [tick('T002')], lines: [answer('Did T002.\n\n<promise>COMPLETE</promise>')] },
+    ];
+
+    it('ralph commits what the agent left, so the pushed branch holds every tick: complete, ready for review', async () => {
+      sandbox = makeSandbox();
+      specKitProject(sandbox, tasks);
+      const remote = addRemote(sandbox);
+      addGh(sandbox);
+      scenario(sandbox, steps);
+      const result = await runRalph(sandbox, ['--pr', '--json', ...FAST]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(git(sandbox.repo, ['status', '--porcelain'])).toBe('');
+      expect(remote.head(BRANCH)).toBe(git(sandbox.repo, ['rev-parse', 'HEAD']));
+      // The remote's tasks.md has both ticks, and the work.
+      expect(git(remote.bare, ['show', `${BRANCH}:${FEATURE}/tasks.md`])).toContain('- [X] T001 Create src/a.ts');
+      expect(git(remote.bare, ['show', `${BRANCH}:${FEATURE}/tasks.md`])).toContain('- [X] T002 Create src/b.ts');
+      expect(git(remote.bare, ['show', `${BRANCH}:src/b.ts`])).toBe('b');
+      const create = ghCalls(sandbox).find((call) => call.argv[1] === 'create')!;
+      expect(create.body).toContain(`### ralph on \`${BRANCH}\`: complete`);
+      expect(ghCommands(sandbox)).toContain('pr ready');
+      expect(JSON.parse(result.stdout).pr).toEqual({ target: `origin/${BRANCH}`, pushed: true, number: 1, url: 'https://github.com/octo/demo/pull/1', action: 'created', draft: false });
+      expect(lastLines(result.stderr, 1)).toEqual(['pull request: https://github.com/octo/demo/pull/1 (ready for review, created)']);
+    });
+
+    it('--no-commit: the pushed branch holds none of it, so the pull request is not complete nor ready, and the last lines say what the remote lacks', async () => {
+      sandbox = makeSandbox();
+      specKitProject(sandbox, tasks);
+      const remote = addRemote(sandbox);
+      addGh(sandbox);
+      scenario(sandbox, steps);
+      const result = await runRalph(sandbox, ['--pr', '--no-commit', '--json', ...FAST]);
+      expect(result.code, result.stderr).toBe(0);
+      // The remote's tasks.md is still unticked: the work is only here.
+      expect(git(remote.bare, ['show', `${BRANCH}:${FEATURE}/tasks.md`])).toContain('- [ ] T001 Create src/a.ts');
+      const missing = [`${FEATURE}/progress.txt`, `${FEATURE}/ralph-tasks.json`, `${FEATURE}/tasks.md`, 'src/a.ts', 'src/b.ts'];
+      const create = ghCalls(sandbox).find((call) => call.argv[1] === 'create')!;
+      expect(create.body).not.toContain(': complete');
+      expect(create.body).toContain(`### ralph on \`${BRANCH}\`: done in the working tree, not on origin/${BRANCH}`);
+      expect(create.body).toMatch(new RegExp(`\\| \\*\\*status\\*\\* \\| completed: .* \\(exit 0\\); in the working tree only, not on origin/${BRANCH} \\|`));
+      expect(create.body).toContain(`| **not on the remote** | 5 paths left uncommitted by the run, so this branch lacks them: ${missing.join(', ')} |`);
+      expect(ghCommands(sandbox)).not.toContain('pr ready');
+      const summary = JSON.parse(result.stdout);
+      expect(summary.uncommitted).toEqual(missing);
+      expect(summary.pr).toMatchObject({ pushed: true, action: 'created', draft: true, notOnRemote: missing });
+      expect(result.stderr).toContain(`pull request #1 stays a draft: every task is done here, but origin/${BRANCH} lacks what stays uncommitted`);
+      expect(lastLines(result.stderr, 2)).toEqual([
+        `not on the remote: 5 paths uncommitted here: ${missing.join(', ')}; commit and push them`,
+        'pull request: https://github.com/octo/demo/pull/1 (draft, created)',
+      ]);
+    });
+  });
 });

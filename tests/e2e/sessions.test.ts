@@ -1,6 +1,7 @@
 // Two runs of one repo started within the same second (a quick rerun, a Makefile `until` loop, a tmux
 // respawn) must each keep their own logs, session record and reports. ralph runs in-process here, with a
 // clock that starts where the test says, so "the same second" does not depend on the machine's speed.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,6 +52,9 @@ describe('two runs started in the same second', () => {
   it('each keep their own logs, session record and reports; report and status name the later one', async () => {
     sandbox = makeSandbox();
     specKitProject(sandbox, TASKS);
+    // In-process, ralph's git reads this process's environment, not the sandbox's: ralph commits what the
+    // agent leaves, so the repository names who commits.
+    for (const [key, value] of [['user.name', 'Ralph Test'], ['user.email', 'ralph@example.test']]) execFileSync('git', ['config', key!, value!], { cwd: sandbox.repo });
     scenario(sandbox, [
       { edit: [tick('T001')], lines: [answer('Did T001.')] },
       { edit: [tick('T002')], lines: [answer('Did T002.')] },

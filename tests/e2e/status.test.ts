@@ -93,7 +93,7 @@ describe('ralph status, end to end', () => {
     const sink = new StatusFileSink(sandbox.repo, { host: 'gone-host' });
     const start = Date.now() - 60_000;
     sink.emit({ type: 'session_start', sessionId: '20261121-230000', source: 'beads', target: 'epic ws-9w6', agent: 'claude', maxIterations: 50, branch: '001-ralph-automation', pid: 999999, logDir: '/x' }, start);
-    sink.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task: { id: 'ws-9w6.2', title: 'Task 1: build part 1', status: 'open' } }, start + 1000);
+    sink.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task: { id: 'ws-9w6.2', title: 'Task 1: build part 1', status: 'open' } }, start + 1000);
     sink.close();
 
     const json = await runRalph(sandbox, ['status', '--json']);

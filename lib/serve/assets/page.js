@@ -84,7 +84,7 @@
     for (const item of runningItems) {
       const max = m.session ? m.session.maxIterations : '?';
       box.append(
-        el('div', { class: 'task', id: runningItems.length === 1 ? 'now-task' : null, 'data-iteration': String(item.iteration) }, `Iteration ${item.iteration}/${max}: `, el('code', {}, item.taskId), ` ${item.taskTitle}`),
+        el('div', { class: 'task', id: runningItems.length === 1 ? 'now-task' : null, 'data-iteration': String(item.iteration) }, item.ofRun != null && item.ofRun !== item.iteration ? `Iteration ${item.iteration} (${item.ofRun}/${max} in this run): ` : `Iteration ${item.iteration}/${max}: `, el('code', {}, item.taskId), ` ${item.taskTitle}`),
         el('div', { class: 'sub' }, 'running for ', el('span', { 'data-since': item.startedAt, class: 'elapsed' }, ''), item.attempts > 1 ? ` · attempt ${item.attempts}` : '', item.worker ? ` · worker w${item.worker}` : '', item.costUsd ? ` · ${money(item.costUsd)}` : ''),
       );
     }

@@ -35,7 +35,7 @@ function deps(root: string, options: { tty?: boolean; sleep?: Deps['sleep'] } = 
 function writeRunState(root: string, pid: number, finished = false): void {
   const sink = new StatusFileSink(root, { host: 'box' });
   sink.emit({ ...sessionStart, pid }, T0);
-  sink.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 1000);
+  sink.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0 + 1000);
   sink.emit({ type: 'backoff', iteration: 1, attempt: 1, delayMs: 30_000, until: T0 + 90_000, reason: 'transient failure' }, T0 + 60_000);
   if (finished) sink.emit({ type: 'session_end', summary: summary() }, T0 + 61_000);
   sink.close();

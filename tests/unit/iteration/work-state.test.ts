@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'no
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Git } from '../../../lib/repo/git.ts';
-import { compareWorkStates, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
+import { compareWorkStates, iterationFiles, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
 import { matchesAny } from '../../../lib/repo/paths.ts';
 import { tempDir } from '../../support/temp.ts';
 
@@ -31,6 +31,24 @@ describe('compareWorkStates', () => {
     expect(matchesAny('.beadsx', ['.beads/'])).toBe(false);
     expect(matchesAny('prd.json', ['prd.json'])).toBe(true);
     expect(matchesAny('a/prd.json', ['prd.json'])).toBe(false);
+  });
+});
+
+describe('iterationFiles: what one iteration changed, for its record', () => {
+  const bookkeeping = ['specs/f/tasks.md', 'specs/f/progress.txt', 'specs/f/ralph-tasks.json', '.beads/'];
+  it.each([
+    ['what its commits changed and what its agent touched, each once, sorted', ['src/b.ts', 'src/a.ts'], ['src/a.ts', 'src/c.ts'], ['src/a.ts', 'src/b.ts', 'src/c.ts']],
+    ['nothing: no commit, nothing touched (the user\'s dirty files are not passed in as touched)', [], [], []],
+    ['never the task state, committed or touched', ['specs/f/tasks.md', 'src/a.ts'], ['specs/f/ralph-tasks.json', '.beads/issues.jsonl'], ['src/a.ts']],
+    ['never ralph\'s own files', [], ['.ralph/status.json', '.ralph.lock', 'x.ts'], ['x.ts']],
+  ])('%s', (_what, committed, touched, expected) => {
+    expect(iterationFiles(committed, touched, bookkeeping)).toEqual(expected);
+  });
+
+  it('with compareWorkStates: the user\'s earlier changes left alone are not the iteration\'s; one the agent edited again is', () => {
+    const before = state('a', { '.env': '10:1', 'README.md': '20:1', 'specs/f/tasks.md': '5:1' });
+    const after = state('a', { '.env': '10:1', 'README.md': '24:9', 'specs/f/tasks.md': '5:9', 'src/a.ts': '2:9' });
+    expect(iterationFiles([], compareWorkStates(before, after, bookkeeping).files, bookkeeping)).toEqual(['README.md', 'src/a.ts']);
   });
 });
 

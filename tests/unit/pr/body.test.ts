@@ -58,6 +58,18 @@ describe('the pull request body', () => {
     expect(block).toContain('| 2 | T002 Task 2 | fail: gate \\| lint failed | 1.5s | $0.0100 | 1: a.ts | — |');
   });
 
+  it('says complete only when the pushed branch holds the run\'s work; otherwise which paths it lacks', () => {
+    const done = summary({ status: 'completed', exitCode: 0, message: 'all tasks are complete', tasksRemaining: 0, skippedTaskIds: [] });
+    expect(renderSummaryBlock(done, { branch: '001-demo', target: 'origin/001-demo' }).split('\n')[1]).toBe('### ralph on `001-demo`: complete');
+    expect(renderSummaryBlock(done, { branch: '001-demo', target: 'origin/001-demo', notOnRemote: [] }).split('\n')[1]).toBe('### ralph on `001-demo`: complete');
+    const missing = renderSummaryBlock(done, { branch: '001-demo', target: 'origin/001-demo', notOnRemote: ['specs/001-demo/tasks.md', 'src/a.ts'] });
+    expect(missing.split('\n')[1]).toBe('### ralph on `001-demo`: done in the working tree, not on origin/001-demo');
+    expect(missing).toContain('| **status** | completed: all tasks are complete (exit 0); in the working tree only, not on origin/001-demo |');
+    expect(missing).toContain('| **not on the remote** | 2 paths left uncommitted by the run, so this branch lacks them: specs/001-demo/tasks.md, src/a.ts |');
+    // A run that did not finish says both.
+    expect(renderSummaryBlock(summary(), { branch: '001-demo', target: 'origin/001-demo', notOnRemote: ['a.ts'] }).split('\n')[1]).toBe('### ralph on `001-demo`: stopped at a limit, work left; not all on origin/001-demo');
+  });
+
   it('replaces its own block and keeps what someone wrote around it; adds one below text it did not write', () => {
     const old = `${SUMMARY_BEGIN}\nold summary\n${SUMMARY_END}`;
     expect(withSummaryBlock(`Notes above.\n\n${old}\n\nNotes below.\n`, 'NEW')).toBe('Notes above.\n\nNEW\n\nNotes below.\n');

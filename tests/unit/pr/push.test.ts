@@ -28,6 +28,9 @@ describe('the closing lines of a run with --pr', () => {
     [{ target: 'origin/f', pushed: true, number: 1, url: 'https://github.com/o/r/pull/1', action: 'created' as const, draft: true }, ['pull request: https://github.com/o/r/pull/1 (draft, created)']],
     [{ target: 'origin/f', pushed: true, number: 1, url: 'https://github.com/o/r/pull/1', action: 'updated' as const, draft: false }, ['pull request: https://github.com/o/r/pull/1 (ready for review, updated)']],
     [{ target: 'origin/f', pushed: false, notPushed: '2 commits up to abc1234: offline', none: 'the branch could not be pushed' }, ['not pushed: 2 commits up to abc1234: offline', 'pull request: none (the branch could not be pushed)']],
+    // Pushed, but the run left its work uncommitted: the pushed head lacks it, said before the pull request.
+    [{ target: 'origin/f', pushed: true, number: 1, url: 'https://github.com/o/r/pull/1', action: 'created' as const, draft: true, notOnRemote: ['specs/f/tasks.md', 'src/a.ts'] }, ['not on the remote: 2 paths uncommitted here: specs/f/tasks.md, src/a.ts; commit and push them', 'pull request: https://github.com/o/r/pull/1 (draft, created)']],
+    [{ target: 'origin/f', pushed: true, number: 1, url: 'https://github.com/o/r/pull/1', action: 'created' as const, draft: true, notOnRemote: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] }, ['not on the remote: 7 paths uncommitted here: a, b, c, d, e and 2 more; commit and push them', 'pull request: https://github.com/o/r/pull/1 (draft, created)']],
   ])('%j', (pr, lines) => {
     expect(pullRequestLines(pr)).toEqual(lines);
   });

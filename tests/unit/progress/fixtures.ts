@@ -59,7 +59,7 @@ export const sessionStart: Extract<RunEvent, { type: 'session_start' }> = {
 /** [offset ms from T0, event] */
 export const script: Array<[number, RunEvent]> = [
   [0, sessionStart],
-  [1000, { type: 'iteration_start', iteration: 1, maxIterations: 50, task }],
+  [1000, { type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }],
   [1500, { type: 'agent', iteration: 1, event: { kind: 'init', model: 'sonnet' } }],
   [2000, { type: 'agent', iteration: 1, event: { kind: 'result', text: 'API Error: Request rejected (429)', isError: true, costUsd: 0.05 } }],
   [2100, { type: 'attempt_failed', iteration: 1, attempt: 1, kind: 'transient', reason: 'API Error: Request rejected (429)' }],

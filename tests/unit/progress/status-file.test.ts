@@ -40,6 +40,7 @@ describe('StatusFileSink', () => {
       agent: 'claude',
       state: 'starting',
       iteration: 0,
+      ofRun: 0,
       maxIterations: 50,
       attempt: 0,
       task: null,
@@ -114,7 +115,7 @@ describe('StatusFileSink', () => {
     const root = temp();
     const sink = new StatusFileSink(root, { host: 'box', throttleMs: 1000 });
     sink.emit(sessionStart, T0);
-    sink.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 100);
+    sink.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0 + 100);
     for (let index = 1; index <= 5; index += 1) sink.emit({ type: 'agent', iteration: 1, event: { kind: 'text', text: `line ${index}` } }, T0 + 100 + index * 100);
     expect(read(root).lastEventAt).toBe(iso(100));
     // 1 s after the last write, agent output is written again.
@@ -150,7 +151,7 @@ describe('StatusFileSink and steering', () => {
     const root = temp();
     const sink = new StatusFileSink(root, { host: 'box' });
     sink.emit(sessionStart, T0);
-    sink.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 1000);
+    sink.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0 + 1000);
     sink.emit({ type: 'control', request: 'pause', requestedAt: T0 + 2000, by: 'ralph pause (PID 7)' }, T0 + 2100);
     expect(read(root)).toMatchObject({ state: 'running', pausedSince: iso(2000), stopRequestedAt: null });
     sink.emit({ type: 'paused', since: T0 + 2000 }, T0 + 5000);

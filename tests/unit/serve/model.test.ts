@@ -25,7 +25,7 @@ describe('foldLine', () => {
     const running = fold(all.slice(0, 5));
     expect(running.session).toEqual({ id: '20261122-020000', source: 'beads', target: 'epic ws-9w6 "Feature: ralph-automation"', agent: 'claude', branch: '001-ralph-automation', pid: 4242, maxIterations: 50, startedAt: new Date(T0).toISOString(), remote: null });
     expect(running.timeline).toEqual([
-      { iteration: 1, taskId: task.id, taskTitle: task.title, startedAt: new Date(T0 + 1000).toISOString(), durationMs: null, outcome: 'running', reason: null, attempts: 2, costUsd: 0.05, inputTokens: 0, outputTokens: 0, commit: null, worker: null },
+      { iteration: 1, ofRun: 1, taskId: task.id, taskTitle: task.title, startedAt: new Date(T0 + 1000).toISOString(), durationMs: null, outcome: 'running', reason: null, attempts: 2, costUsd: 0.05, inputTokens: 0, outputTokens: 0, commit: null, worker: null },
     ]);
     expect(running.activity.map((line) => line.kind)).toEqual(['iteration', 'warning']);
     const done = fold(all);
@@ -71,6 +71,17 @@ describe('foldLine', () => {
       ['steer', 'pause requested by ralph pause (PID 1)'],
       ['error', 'iteration 1 ws-9w6.2: fail (tests failed)'],
     ]);
+  });
+
+  it('keeps this run\'s count of an iteration beside the session\'s number, up to its end; none in an older log', () => {
+    const resumed = fold(lines([[0, { ...sessionStart, maxIterations: 2 }], [1000, { type: 'iteration_start', iteration: 3, ofRun: 1, maxIterations: 2, task }]]));
+    expect(resumed.session?.maxIterations).toBe(2);
+    expect(resumed.timeline[0]).toMatchObject({ iteration: 3, ofRun: 1, outcome: 'running' });
+    const ended = fold(lines([[0, { ...sessionStart, maxIterations: 2 }], [1000, { type: 'iteration_start', iteration: 3, ofRun: 1, maxIterations: 2, task }], [2000, { type: 'iteration_end', record: record({ iteration: 3 }) }]]));
+    expect(ended.timeline[0]).toMatchObject({ iteration: 3, ofRun: 1, outcome: 'pass' });
+    const older = JSON.parse(lines([[1000, { type: 'iteration_start', iteration: 3, ofRun: 1, maxIterations: 2, task }]])[0]!);
+    delete older.ofRun;
+    expect(fold([...lines([[0, sessionStart]]), JSON.stringify(older)]).timeline[0]?.ofRun).toBeNull();
   });
 
   it('ignores torn and foreign lines', () => {

@@ -53,7 +53,7 @@ describe('LiveView', () => {
     const out = terminal();
     const view = make(out);
     view.emit(sessionStart, T0);
-    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 1000);
+    view.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0 + 1000);
     view.emit({ type: 'agent', iteration: 1, event: { kind: 'tool_call', name: 'Bash', summary: 'npm test' } }, T0 + 2000);
     const screen = out.screen();
     expect(screen.at(-1)).toMatch(/^⠋ iteration 1\/50 · running · 5s · ws-9w6\.2 Task 1: build part 1$/);
@@ -70,8 +70,8 @@ describe('LiveView', () => {
     const out = terminal();
     const view = make(out, false, () => T0 + 9000);
     view.emit(sessionStart, T0);
-    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task, worker: 1 }, T0 + 1000);
-    view.emit({ type: 'iteration_start', iteration: 2, maxIterations: 50, task: { ...task, id: 'ws-9w6.3', title: 'Task 2' }, worker: 2 }, T0 + 3000);
+    view.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task, worker: 1 }, T0 + 1000);
+    view.emit({ type: 'iteration_start', iteration: 2, ofRun: 2, maxIterations: 50, task: { ...task, id: 'ws-9w6.3', title: 'Task 2' }, worker: 2 }, T0 + 3000);
     view.emit({ type: 'agent', iteration: 2, event: { kind: 'tool_call', name: 'Bash', summary: 'npm test' } }, T0 + 4000);
     let screen = out.screen();
     expect(screen.slice(-2)).toEqual(['  w1 · iteration 1 · 8s · ws-9w6.2 Task 1: build part 1', '  w2 · iteration 2 · 6s · ws-9w6.3 Task 2']);
@@ -106,7 +106,7 @@ describe('LiveView', () => {
     const out = terminal();
     const view = make(out, false, () => now);
     view.emit(sessionStart, T0);
-    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 1000);
+    view.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0 + 1000);
     view.emit({ type: 'backoff', iteration: 1, attempt: 1, delayMs: 4000, until: T0 + 6100, reason: 'transient failure' }, T0 + 2100);
     expect(out.screen().at(-1)).toMatch(/iteration 1\/50 · backing off until \d\d:\d\d:\d\d \(4s\) · 2s · ws-9w6\.2/);
     now = T0 + 4100;
@@ -126,7 +126,7 @@ describe('LiveView', () => {
     const out = terminal();
     const view = make(out);
     view.emit(sessionStart, T0);
-    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0);
+    view.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0);
     view.emit({ type: 'agent', iteration: 1, event: { kind: 'result', text: 'done', isError: false, costUsd: 0.1234 } }, T0);
     expect(out.screen().at(-1)).toContain('$0.1234');
     view.close();
@@ -164,7 +164,7 @@ describe('LiveView', () => {
     const out = terminal(40);
     const view = make(out);
     view.emit(sessionStart, T0);
-    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task: { ...task, title: 'a very long title '.repeat(10) } }, T0);
+    view.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task: { ...task, title: 'a very long title '.repeat(10) } }, T0);
     const last = out.screen().at(-1)!;
     expect([...last].length).toBeLessThanOrEqual(39);
     expect(last.endsWith('…')).toBe(true);
@@ -175,7 +175,7 @@ describe('LiveView', () => {
     const out = terminal();
     const view = new LiveView({ out, color: false, quiet: true, verbose: false, now: () => T0 + 3000 });
     view.emit(sessionStart, T0);
-    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0);
+    view.emit({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0);
     expect(out.screen().filter(Boolean)).toEqual([expect.stringMatching(/^⠋ iteration 1\/50 · running/)]);
     view.close();
   });
@@ -204,7 +204,7 @@ describe('a review on the status line and in the plain lines', () => {
   it('says who reviews while it runs, then counts the verdicts', () => {
     const tracker = new RunTracker('box');
     tracker.apply(sessionStart, T0);
-    tracker.apply({ type: 'iteration_start', iteration: 1, maxIterations: 50, task }, T0 + 1000);
+    tracker.apply({ type: 'iteration_start', iteration: 1, ofRun: 1, maxIterations: 50, task }, T0 + 1000);
     tracker.apply({ type: 'review_start', iteration: 1, agent: 'codex', taskIds: ['ws-9w6.2'] }, T0 + 2000);
     expect(formatStatusLine(tracker.status!, T0 + 5000, 0, { color: false, width: 200 })).toBe('⠋ iteration 1/50 · reviewing with codex · 5s · ws-9w6.2 Task 1: build part 1');
     tracker.apply({ type: 'review_end', iteration: 1, review }, T0 + 3000);
