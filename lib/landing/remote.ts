@@ -16,7 +16,7 @@ import { parsePushOutcome, type PushOutcome } from './push-outcome.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
 import { resumeLanding } from './unpushed.ts';
-import type { Claim, Dock, Published, RemoteTarget } from './types.ts';
+import type { Claim, Dock, RemoteTarget } from './types.ts';
 
 export interface RemoteOptions {
   main: Git;

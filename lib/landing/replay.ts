@@ -1,7 +1,8 @@
 // Replaying a worker's commits (lib/landing: where tasks are claimed and landed, one host or several): one at a time (a lock), each commit replayed on the feature branch's
 // current head with its author and message, the source's state files left out, then the main worktree
 // fast-forwarded. A conflict is never left in a file: the replay is undone and the conflicting paths named.
-import { isUnder, type Git } from '../repo/git.ts';
+import type { Git } from '../repo/git.ts';
+import { matchesAny } from '../repo/paths.ts';
 
 /** Runs jobs one after another, in the order they asked; knows the feature branch's head between merges. */
 export class MergeLock {
@@ -41,7 +42,7 @@ export async function replayOnto(tree: Git, base: string, target: string, stateF
     const pick = await tree.attempt(['cherry-pick', '--no-commit', '--allow-empty', commit]);
     if (!pick.ok) {
       const unmerged = (await tree.raw(['diff', '--name-only', '--diff-filter=U'])).split('\n').filter(Boolean);
-      const real = unmerged.filter((file) => !isUnder(file, stateFiles));
+      const real = unmerged.filter((file) => !matchesAny(file, stateFiles));
       if (real.length > 0 || unmerged.length === 0) {
         await tree.attempt(['cherry-pick', '--abort']);
         await tree.raw(['reset', '--hard', original]);

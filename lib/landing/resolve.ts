@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Git } from '../repo/git.ts';
-import { isUnder } from '../repo/git.ts';
+import { matchesAny } from '../repo/paths.ts';
 
 /** At most this much of the task's diff and of the conflicting hunks goes into the prompt. */
 export const PROMPT_DIFF_BYTES = 16 * 1024;
@@ -48,7 +48,7 @@ export async function mergeWithMarkers(tree: Git, base: string, work: string, ta
   await tree.raw(['reset', '--hard', target]);
   await tree.attempt(['merge', '--squash', '--no-commit', work]);
   // The state files as the branch has them, whatever either side did to them.
-  const state = (await tree.raw(['diff', '--name-only', 'HEAD'])).split('\n').filter((file) => file && isUnder(file, stateFiles));
+  const state = (await tree.raw(['diff', '--name-only', 'HEAD'])).split('\n').filter((file) => file && matchesAny(file, stateFiles));
   for (const file of state) {
     const atTarget = await tree.attempt(['checkout', 'HEAD', '--', file]);
     if (!atTarget.ok) await tree.attempt(['rm', '-q', '-f', '--', file]);

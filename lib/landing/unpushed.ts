@@ -9,7 +9,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../errors.ts';
-import { isUnder, type Git } from '../repo/git.ts';
+import type { Git } from '../repo/git.ts';
+import { matchesAny } from '../repo/paths.ts';
 import type { PushOutcome } from './push-outcome.ts';
 
 /** One commit of this clone the remote lacks, with ralph's trailers as it carries them. */
@@ -113,12 +114,12 @@ export async function replayUnpushed(main: Git, commits: readonly Unpushed[], on
     const pick = await main.attempt(['cherry-pick', '--allow-empty', '--keep-redundant-commits', commit.sha]);
     if (pick.ok) continue;
     const unmerged = (await main.raw(['diff', '--name-only', '--diff-filter=U'])).split('\n').filter(Boolean);
-    const settled = unmerged.length > 0 && unmerged.every((file) => isUnder(file, stateFiles)) ? await settleState(main, unmerged, commit) : undefined;
+    const settled = unmerged.length > 0 && unmerged.every((file) => matchesAny(file, stateFiles)) ? await settleState(main, unmerged, commit) : undefined;
     if (settled) continue;
     await main.attempt(['cherry-pick', '--abort']);
     await main.raw(['reset', '--keep', back]);
     // The work's own paths name the conflict; the state files only when nothing else conflicts.
-    const work = unmerged.filter((file) => !isUnder(file, stateFiles));
+    const work = unmerged.filter((file) => !matchesAny(file, stateFiles));
     return { conflict: work.length > 0 ? work : unmerged.length > 0 ? unmerged : [pick.output.trim().split('\n')[0] ?? 'git cherry-pick failed'] };
   }
   return { head: (await main.head())! };

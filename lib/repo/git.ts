@@ -1,4 +1,4 @@
-import { accessSync, appendFileSync, constants, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as SimpleGitModule from 'simple-git';
@@ -277,31 +277,4 @@ export function gitReason(output: string, fallback = 'git failed'): string {
   const next = lines.findIndex((line, index) => index > at && said(line));
   const more = lines.slice(at + 1, next < 0 ? undefined : next).filter((line) => !/^(?:please|aborting|hint:)/i.test(line)).slice(0, 5);
   return [lines[at], ...more].join(' ');
-}
-
-/** Whether `file` (repository-relative) is one of `roots` or inside one of them. */
-export function isUnder(file: string, roots: readonly string[]): boolean {
-  return roots.some((root) => file === root || file.startsWith(`${root.replace(/\/$/, '')}/`));
-}
-
-/** Adds patterns to .git/info/exclude (shared by every worktree) that are not there yet. */
-export async function excludeFromGit(git: Git, ...patterns: string[]): Promise<void> {
-  const file = await git.gitPath('info/exclude');
-  if (!file) return;
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    // no exclude file yet
-  }
-  const wanted = patterns.filter((line) => !text.split('\n').includes(line));
-  if (wanted.length > 0) {
-    mkdirSync(path.dirname(file), { recursive: true });
-    appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}# ralph's run state\n${wanted.join('\n')}\n`);
-  }
-}
-
-/** Keeps ralph's own files out of `git status` and an agent's `git add -A`, without touching .gitignore. */
-export async function excludeRalphFiles(git: Git): Promise<void> {
-  await excludeFromGit(git, '/.ralph.lock', '/.ralph.lock.d/', '/.ralph/');
 }

@@ -8,7 +8,7 @@ import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
 import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
-import { excludeRalphFiles } from '../repo/git.ts';
+import { excludeRalphFiles } from '../repo/exclude.ts';
 import { CommitGuard, startNotes } from '../repo/commit-set.ts';
 import { isRalphFile } from '../repo/paths.ts';
 import { inspectLock, type HeldLock } from '../repo/lock.ts';

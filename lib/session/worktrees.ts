@@ -4,7 +4,9 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
-import { excludeFromGit, Git, isUnder } from '../repo/git.ts';
+import { Git } from '../repo/git.ts';
+import { excludeFromGit } from '../repo/exclude.ts';
+import { matchesAny } from '../repo/paths.ts';
 
 export const WORKTREES_DIR = path.join('.ralph', 'worktrees');
 export const WORKER_BRANCH_PREFIX = 'ralph-worker/';
@@ -124,7 +126,7 @@ export class Worktrees {
    * `ralph-kept/<session>/<task>-i<iteration>` branch; the branch name, or undefined when there was nothing.
    */
   async keep(tree: Worktree, label: { session: string; task: string; iteration: number | string }, stateFiles: readonly string[]): Promise<Kept> {
-    const dirty = (await tree.git.changedSince(undefined)).files.filter((file) => !isUnder(file, stateFiles) && !SHARED_DIRS.includes(file));
+    const dirty = (await tree.git.changedSince(undefined)).files.filter((file) => !matchesAny(file, stateFiles) && !SHARED_DIRS.includes(file));
     let leftOut: LeftOut[] = [];
     if (dirty.length > 0) {
       const set = this.guard ? this.guard.forWorktree().decide(tree.dir, dirty) : { paths: dirty, leftOut: [] };
