@@ -2,6 +2,7 @@
 // agent), or in a worker's worktree whose commits ralph merges back (several agents).
 import type { LeftOut } from '../commit-set.ts';
 import type { Git } from '../git.ts';
+import { reached } from '../recovery/crash-points.ts';
 import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
 /** What the iteration decided, handed to the workspace to record and (on a pass) merge. */
@@ -79,17 +80,20 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
     snapshot: (purpose) => source.snapshot(purpose),
     async land({ task, info, result, head, changed }) {
       await source.settle?.(result, info);
+      reached('state_written', { iteration: info.iteration, outcome: result.kind });
       // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
       let commit: string | undefined;
       let leftOut: LeftOut[] = [];
       let committed: string[] | undefined;
       if (options.commit && result.kind === 'pass') {
         ({ commit, leftOut, paths: committed } = await options.commit(task, info.iteration, changed));
+        if (commit) reached('work_committed', { iteration: info.iteration, commit });
         if (commit) await source.recordCommit?.(info.iteration, commit, head);
       } else if (options.amendState && head && info.head && head !== info.head && (await options.git.madeSince(info.head))) {
         // The agent committed its work (beads' /sp:next, Spec Kit stories): the task state it just changed
         // joins that commit, so the tree stays clean; never a commit that is already on a remote.
         ({ commit, leftOut, paths: committed } = await options.amendState());
+        if (commit) reached('work_committed', { iteration: info.iteration, commit });
       }
       // The agent may commit its own work: report the new HEAD.
       if (!commit && head && head !== info.head) commit = head;

@@ -9,7 +9,7 @@ import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequ
 import { fileSystemError } from '../fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
-import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../commit-set.ts';
+import { CommitGuard, describeLeftOut, startNotes } from '../commit-set.ts';
 import { inspectLock, type HeldLock } from '../lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
@@ -19,6 +19,9 @@ import { printError } from '../view/print-error.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
+import { recoverRun } from '../recovery/index.ts';
+import { reached } from '../recovery/crash-points.ts';
+import type { Journal } from '../recovery/journal.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
@@ -52,6 +55,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const warn = (message: string): void => bus.emit({ type: 'warning', message });
   const records: IterationRecord[] = [];
   let lock: HeldLock | undefined;
+  /** What the run has under way, for the next start after a crash (lib/recovery/journal.ts). */
+  let journal: Journal | undefined;
   let prepared: Prepared | undefined;
   /** --pr: pushes as work lands, and the pull request at the end. */
   let handover: Handover | undefined;
@@ -111,11 +116,6 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     const notifying = ((config.extra.get('notify') as string[] | undefined) ?? []).length > 0 ? await import('../notify/index.ts') : undefined;
     const notify = notifying?.notifySettings(config);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
-    // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
-    const startState = await prepared.git.state();
-    const guard = new CommitGuard(new Set(startState.changed.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
-    for (const note of startNotes(startState.changed, source.workers.stateFiles(), prepared.commitMode)) warn(note);
-
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
     const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }] = await Promise.all([
@@ -139,11 +139,6 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
-    if (prepared.pr) {
-      const title = redactor.text(source.title?.() ?? prepared.pr.branch);
-      handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
-      bus.add(handover);
-    }
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
@@ -152,30 +147,52 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     // `ralph stop` and `ralph pause` from another terminal, addressed to this lock.
     const control = createControl({ root, target: { pid: held.info.pid, startedAt: held.info.startedAt }, bus, deps, signal });
     try {
-      // An agent a kill -9'd run left behind would edit the repo beside ours: stop it before recovery reads the state.
-      const orphan = await stopOrphanedAgent(root, config.killGrace);
-      if (orphan) warn(orphan);
-      for (const message of await source.recover()) warn(message);
+      const sandbox = prepared.sandbox;
+      const workerAgent = prepared.agent;
+      // The gates get the worker's sandbox; a reviewer's run gets its own CLI's state.
+      const wrap = sandbox ? (command: Command, cwd: string, agent: Agent = workerAgent) => sandbox.wrap(command, cwd, agent) : undefined;
+      const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
+      const commitOn = prepared.commitMode === 'ralph';
+      const git = prepared.git;
+      const runGatesIn = gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined;
+      const commitTask = (guard: CommitGuard, task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {});
+      // Everything a run that died left (lib/recovery/): its agents, its iterations under way, its work in
+      // the tree told apart from the user's own changes, tasks left in an iteration, worktrees. What the user
+      // had changed before the run stays theirs: left out of every commit of ralph's.
+      const recovery = await recoverRun({
+        root,
+        sessionId,
+        git,
+        source,
+        maxIterations: prepared.maxIterations,
+        stopOrphans: () => stopOrphanedAgent(root, config.killGrace),
+        makeGuard: (userPaths) => new CommitGuard(new Set(userPaths), () => source.workers.stateFiles(), redactor),
+        notes: (evidence) => {
+          for (const note of startNotes(evidence.userPaths, source.workers.stateFiles(), prepared!.commitMode)) warn(note);
+        },
+        gates: runGatesIn,
+        commit: commitOn && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
+        sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
+      });
+      journal = recovery.journal;
+      const guard = recovery.guard;
+      for (const item of recovery.settled) warn(item.message);
+      if (prepared.pr) {
+        const title = redactor.text(source.title?.() ?? prepared.pr.branch);
+        handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
+        bus.add(handover);
+      }
       // Tasks whose question waits for an answer are set aside from the start; answered ones go again.
       for (const note of await questionsAtStart(root, source, new Date(deps.now()).toISOString())) bus.emit(note.warning ? { type: 'warning', message: note.message } : { type: 'info', message: note.message });
-      // Worktrees a killed parallel run left: unmerged work to kept branches, the rest removed.
-      for (const message of await new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles())) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);
       ensurePrivateDir(logDir);
       // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
       writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n', { mode: PRIVATE_FILE });
       bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir, ...(prepared.remote ? { remote: { name: prepared.remote.name, branch: prepared.remote.branch, host: prepared.remote.host } } : {}) });
-      const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
-      const sandbox = prepared.sandbox;
-      const workerAgent = prepared.agent;
-      // The gates get the worker's sandbox; a reviewer's run gets its own CLI's state.
-      const wrap = sandbox ? (command: Command, cwd: string, agent: Agent = workerAgent) => sandbox.wrap(command, cwd, agent) : undefined;
       if (config.extra.get('isolate') === true && !prepared.agent.isolation) {
         warn(`--isolate: the ${prepared.agent.name} CLI has no way to start without the user's own configuration; it runs as usual`);
       }
-      const commitOn = prepared.commitMode === 'ralph';
       roster = new AgentRoster(prepared.seats, () => deps.now());
-      const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commitOn) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
@@ -184,10 +201,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
         // The gates run in the same sandbox as the agent, in the folder it worked in.
-        gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
-        commit: commitOn && config.parallel === 1
-          ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
-          : undefined,
+        gates: runGatesIn,
+        commit: commitOn && config.parallel === 1 ? (task: Task, iteration: number, changed?: readonly string[]) => commitTask(guard, task, iteration, changed) : undefined,
         roster,
         // --converge: passes once every task is done; what a pass appends is committed when ralph commits.
         convergence: config.extra.get('converge') === true && source.converge ? createConvergence(source.converge, (config.extra.get('max-converge') as number | undefined) ?? DEFAULT_MAX_CONVERGE) : undefined,
@@ -269,8 +284,12 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       warn(`could not write the session report: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
     }
   }
+  // Nothing under way any more (else the next start settles it): the journal goes, the status is final.
+  journal?.close();
   bus.emit({ type: 'session_end', summary });
   await bus.close();
+  if (lock) reached('status_written');
+  journal?.stopListening();
   await lock?.release();
   if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;

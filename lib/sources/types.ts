@@ -149,6 +149,11 @@ export interface TaskSource {
   check(): Promise<string[]>;
   /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */
   recover(): Promise<string[]>;
+  /**
+   * --dry-run: what recover() would say, and the tasks as it would leave them; nothing written. Absent:
+   * recover() changes nothing the dry run shows.
+   */
+  afterRecovery?(): Promise<{ messages: string[]; snapshot: Snapshot }>;
   snapshot(purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** The prompt for one iteration. */
   prompt(task: Task, info: IterationInfo): Promise<string>;
