@@ -1,0 +1,50 @@
+// Kill ralph (SIGKILL, from inside: the test hook RALPH_TEST_CRASH_AT) at every named durable step of an
+// iteration (lib/recovery/crash-points.ts), then start it again with the same command: the restart must
+// finish the work with each task done exactly once, in the commit that holds its work, the tree clean,
+// exit 0, and nobody asked for anything.
+import { afterEach, describe, expect, it } from 'vitest';
+import { prdProject, prdStories, specKitProject } from './projects.ts';
+import { FAST, type Sandbox } from './helpers.ts';
+import { crashSandbox, expectSettled, SPECKIT_TASKS, startNode, type Kind } from './crash-helpers.ts';
+import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
+
+let sandbox: Sandbox | undefined;
+afterEach(() => sandbox?.cleanup());
+
+/** The points one worker in the repository passes through (merged, claimed, pushed, released: several workers or hosts). */
+export const ONE_WORKER: Array<[CrashPoint, number]> = [
+  ['task_claimed', 1],
+  ['agent_started', 1],
+  ['agent_ended', 1],
+  ['gates_run', 1],
+  ['state_written', 1],
+  ['work_committed', 1],
+  ['agent_started', 2],
+  ['state_written', 2],
+  ['status_written', 1],
+];
+
+const GATE = 'node -e "process.exit(0)"';
+
+/** A project of the kind, its task ids and the command line both starts use. */
+export function crashProject(box: Sandbox, kind: Kind): { ids: string[]; args: string[] } {
+  if (kind === 'prd') {
+    prdProject(box, prdStories(3), GATE);
+    return { ids: ['US-001', 'US-002', 'US-003'], args: [...FAST] };
+  }
+  specKitProject(box, SPECKIT_TASKS);
+  return { ids: ['T002', 'T003', 'T004'], args: ['--commit', '--gate', GATE, ...FAST] };
+}
+
+describe.each<Kind>(['prd', 'speckit'])('%s, one worker: a kill at each durable step, then the same command again', (kind) => {
+  it.each(ONE_WORKER)('killed at %s (#%d)', async (point, nth) => {
+    sandbox = crashSandbox();
+    const { ids, args } = crashProject(sandbox, kind);
+    const crashed = await startNode(sandbox, args, { RALPH_TEST_CRASH_AT: `${point}:${nth}` }).done;
+    expect(crashed.signal, `${crashed.stderr}`).toBe('SIGKILL');
+    const rerun = await startNode(sandbox, args).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).not.toMatch(/stay yours/);
+    expectSettled(sandbox, kind, ids);
+  });
+});
