@@ -60,6 +60,8 @@ export interface RecoveryContext {
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** ralph's commit of a passing task (commits on, one worker). */
   commit?: (guard: CommitGuard, task: Task, iteration: number) => Promise<Committed>;
+  /** Amends the source's state files into HEAD (several workers on this host, commits on: a landing's last step). */
+  amendState?: (guard: CommitGuard) => Promise<Committed>;
   /** Keeps and removes the workers' worktrees and branches a killed run left. */
   sweep: (guard: CommitGuard) => Promise<string[]>;
   /** Said between the steps: the start's notes about the user's paths. */
@@ -95,12 +97,14 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   if (evidence.leftovers.length > 0) {
     settled.push({ kind: 'leftovers', message: `uncommitted work the run that died left (${count(evidence.leftovers)}: ${listPaths(evidence.leftovers)}) is its agents' work, not yours: it goes with its task's work` });
   }
+  // The workers' worktrees first: what they hold unmerged goes to a kept branch, judged against the branch
+  // as the dead run left it (a landing completed below amends its commit).
+  for (const message of await ctx.sweep(guard)) settled.push({ kind: 'worktree', message });
   for (const entry of [...journal.inflight]) {
-    const message = await settleInFlight(ctx, guard, journal, entry, evidence.leftovers);
+    const message = entry.worker === undefined ? await settleInFlight(ctx, guard, journal, entry, evidence.leftovers) : await settleLanding(ctx, guard, journal, entry);
     if (message) settled.push({ kind: 'iteration', message });
   }
   for (const message of await ctx.source.recover()) settled.push({ kind: 'task', message });
-  for (const message of await ctx.sweep(guard)) settled.push({ kind: 'worktree', message });
   return { settled, guard, journal, evidence };
 }
 
@@ -125,11 +129,6 @@ async function landedAt(git: Git, entry: InFlight): Promise<string | undefined> 
  */
 async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal: Journal, entry: InFlight, leftovers: readonly string[]): Promise<string | undefined> {
   const label = `iteration ${entry.iteration} (${entry.taskId})`;
-  // A worker's iteration: its worktree is kept by the sweep and its task put back by the source.
-  if (entry.worker !== undefined) {
-    journal.end(entry.iteration);
-    return undefined;
-  }
   const landed = await landedAt(ctx.git, entry);
   if (landed) {
     journal.end(entry.iteration);
@@ -170,4 +169,31 @@ async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal:
   return result.kind === 'pass'
     ? `${label}: the run died before judging it; ${entry.taskId} showed done, so its work${where} was judged now: ${gates.length > 0 ? 'the gates passed' : 'no gates'}; adopted${made?.commit ? ` and committed as ${made.commit.slice(0, 12)}` : ''}`
     : `${label}: the run died before judging it; ${entry.taskId} showed done but its work failed the gates (${failed.join(', ')}): reopened, and the work stays in the tree for its next attempt`;
+}
+
+/**
+ * A worker's iteration: before its work was merged, the sweep kept what its worktree held and the source puts
+ * the task back. Merged into the branch (its commit at HEAD) but not recorded: recorded now, the state amended
+ * into that commit, as the landing would have. Recorded: the state amended, if that was still to do.
+ */
+async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: Journal, entry: InFlight): Promise<string | undefined> {
+  const landed = ctx.amendState && (entry.step === 'merged' || entry.step === 'state_written') ? await landedAt(ctx.git, entry) : undefined;
+  if (!landed || !ctx.amendState) {
+    journal.end(entry.iteration);
+    return undefined;
+  }
+  const label = `iteration ${entry.iteration} (${entry.taskId}, worker ${entry.worker})`;
+  if (entry.step === 'merged') {
+    const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
+    const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session, worker: entry.worker };
+    await ctx.source.workers.markDone([entry.taskId]);
+    const reason = `merged as ${landed.slice(0, 12)} before the run died; recorded after the crash`;
+    await ctx.source.settle?.({ iteration: entry.iteration, task, kind: 'pass', reason, tasksDone: [entry.taskId], filesChanged: [], claimedComplete: false, agentText: '', durationMs: 0, gates: [] }, info);
+  }
+  const made = await ctx.amendState(guard);
+  reached('state_written', { iteration: entry.iteration, outcome: 'pass' });
+  journal.end(entry.iteration);
+  return entry.step === 'merged'
+    ? `${label} had been merged into the branch (${landed.slice(0, 12)}) when the run died: recorded now, its state ${made.commit ? 'amended into that commit' : 'already there'}`
+    : `${label} had landed when the run died: ${made.commit ? 'its state amended into its commit' : 'nothing left to do'}`;
 }

@@ -172,6 +172,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         },
         gates: runGatesIn,
         commit: commitOn && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
+        amendState: commitOn && config.parallel > 1 && !prepared.remote ? (guard) => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true }) : undefined,
         sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
       });
       journal = recovery.journal;

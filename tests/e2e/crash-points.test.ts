@@ -48,3 +48,29 @@ describe.each<Kind>(['prd', 'speckit'])('%s, one worker: a kill at each durable 
     expectSettled(sandbox, kind, ids);
   });
 });
+
+/** Several workers: the agent works in a worktree, ralph commits there, merges, then records the task. */
+export const PARALLEL: Array<[CrashPoint, number]> = [
+  ['task_claimed', 2],
+  ['agent_started', 1],
+  ['agent_ended', 1],
+  ['gates_run', 1],
+  ['work_committed', 1],
+  ['merged', 1],
+  ['state_written', 1],
+  ['merged', 2],
+  ['status_written', 1],
+];
+
+describe.each<Kind>(['prd', 'speckit'])('%s, --parallel 2: a kill at each durable step, then the same command again', (kind) => {
+  it.each(PARALLEL)('killed at %s (#%d)', async (point, nth) => {
+    sandbox = crashSandbox();
+    const { ids, args } = crashProject(sandbox, kind);
+    const command = [...args, '--parallel', '2'];
+    const crashed = await startNode(sandbox, command, { RALPH_TEST_CRASH_AT: `${point}:${nth}` }).done;
+    expect(crashed.signal, `${crashed.stderr}`).toBe('SIGKILL');
+    const rerun = await startNode(sandbox, command).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expectSettled(sandbox, kind, ids);
+  });
+});
