@@ -4,8 +4,8 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { FAKES, makeSandbox, PROJECT, type RalphResult, type Sandbox } from './helpers.ts';
-import { FEATURE, prdHistory } from './projects.ts';
+import { FAKES, FAST, makeSandbox, PROJECT, type RalphResult, type Sandbox } from './helpers.ts';
+import { FEATURE, prdHistory, prdProject, prdStories, specKitProject } from './projects.ts';
 
 export const BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
 
@@ -20,7 +20,7 @@ export function startNode(box: Sandbox, args: string[], extraEnv: NodeJS.Process
   return { child, done, output: () => ({ stdout, stderr }) };
 }
 
-export const gitText = (box: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: box.repo, encoding: 'utf8' });
+export const gitText = (box: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: box.repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** Every commit naming a task in its Ralph-Task trailer, oldest first, with the files it changed. */
 export function taskCommits(box: Sandbox, ref = 'HEAD'): Array<{ sha: string; task: string; iteration: number; files: string[] }> {
@@ -106,3 +106,16 @@ export function expectSettled(box: Sandbox, kind: Kind, ids: readonly string[]):
   expect(existsSync(path.join(box.repo, '.ralph.lock')), 'no lock left').toBe(false);
   expect(gitText(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
 }
+
+const GATE = 'node -e "process.exit(0)"';
+
+/** A project of the kind, its task ids and the command line both starts use. */
+export function crashProject(box: Sandbox, kind: Kind): { ids: string[]; args: string[] } {
+  if (kind === 'prd') {
+    prdProject(box, prdStories(3), GATE);
+    return { ids: ['US-001', 'US-002', 'US-003'], args: [...FAST] };
+  }
+  specKitProject(box, SPECKIT_TASKS);
+  return { ids: ['T002', 'T003', 'T004'], args: ['--commit', '--gate', GATE, ...FAST] };
+}
+

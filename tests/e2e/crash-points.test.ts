@@ -3,9 +3,8 @@
 // finish the work with each task done exactly once, in the commit that holds its work, the tree clean,
 // exit 0, and nobody asked for anything.
 import { afterEach, describe, expect, it } from 'vitest';
-import { prdProject, prdStories, specKitProject } from './projects.ts';
-import { FAST, type Sandbox } from './helpers.ts';
-import { crashSandbox, expectSettled, SPECKIT_TASKS, startNode, type Kind } from './crash-helpers.ts';
+import type { Sandbox } from './helpers.ts';
+import { crashProject, crashSandbox, expectSettled, startNode, type Kind } from './crash-helpers.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
 let sandbox: Sandbox | undefined;
@@ -23,18 +22,6 @@ export const ONE_WORKER: Array<[CrashPoint, number]> = [
   ['state_written', 2],
   ['status_written', 1],
 ];
-
-const GATE = 'node -e "process.exit(0)"';
-
-/** A project of the kind, its task ids and the command line both starts use. */
-export function crashProject(box: Sandbox, kind: Kind): { ids: string[]; args: string[] } {
-  if (kind === 'prd') {
-    prdProject(box, prdStories(3), GATE);
-    return { ids: ['US-001', 'US-002', 'US-003'], args: [...FAST] };
-  }
-  specKitProject(box, SPECKIT_TASKS);
-  return { ids: ['T002', 'T003', 'T004'], args: ['--commit', '--gate', GATE, ...FAST] };
-}
 
 describe.each<Kind>(['prd', 'speckit'])('%s, one worker: a kill at each durable step, then the same command again', (kind) => {
   it.each(ONE_WORKER)('killed at %s (#%d)', async (point, nth) => {
