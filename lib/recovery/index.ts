@@ -11,6 +11,7 @@ import type { Committed } from '../iteration/workspace.ts';
 import { matchesAny } from '../iteration/work-state.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { reached } from './crash-points.ts';
+import { removeDeadGitLocks, removeDeadTemps } from './leftover-locks.ts';
 import { hashPath, Journal, readJournal, stepAtLeast, type InFlight, type JournalData } from './journal.ts';
 
 /** One thing recovery settled (or, in a dry run, would settle), as one line. */
@@ -81,6 +82,11 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   // An agent still running would go on editing the tree: stopped before anything is read.
   const orphan = await ctx.stopOrphans();
   if (orphan) settled.push({ kind: 'agent', message: orphan });
+  // What a process killed mid-write leaves: git's lock files (git refuses to work past them), ralph's temp files.
+  const locks = await removeDeadGitLocks(ctx.git);
+  if (locks.length > 0) settled.push({ kind: 'leftovers', message: `removed the lock files a git killed mid-command left (${listPaths(locks)}): no process holds them` });
+  const temps = removeDeadTemps(ctx.root, (await ctx.git.state()).changed);
+  if (temps.length > 0) settled.push({ kind: 'leftovers', message: `removed the half-written temp files a killed run left (${listPaths(temps)})` });
   const stateFiles = ctx.source.workers.stateFiles();
   const evidence = await readEvidence(ctx.root, ctx.git, stateFiles);
   const guard = ctx.makeGuard(evidence.userPaths);
@@ -136,6 +142,11 @@ async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal:
   }
   const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
   const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session };
+  // The source's record written, the journal not told yet (a kill in between): as if it had been.
+  const shown = (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId);
+  if (!stepAtLeast(entry.step, 'state_written') && (await ctx.source.recorded?.(entry.iteration))) {
+    entry = { ...entry, step: 'state_written', ...(shown ? { outcome: 'pass' } : {}) };
+  }
   if (stepAtLeast(entry.step, 'state_written')) {
     if (entry.outcome === 'pass' && ctx.commit) {
       const made = await ctx.commit(guard, task, entry.iteration);
@@ -146,7 +157,6 @@ async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal:
     journal.end(entry.iteration);
     return undefined;
   }
-  const shown = (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId);
   if (!shown) {
     journal.end(entry.iteration);
     return undefined;

@@ -154,6 +154,8 @@ export interface TaskSource {
    * recover() changes nothing the dry run shows.
    */
   afterRecovery?(): Promise<{ messages: string[]; snapshot: Snapshot }>;
+  /** Whether the source holds its record of iteration `iteration` (settle() ran for it): recovery never records one twice. */
+  recorded?(iteration: number): Promise<boolean>;
   snapshot(purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** The prompt for one iteration. */
   prompt(task: Task, info: IterationInfo): Promise<string>;

@@ -49,14 +49,25 @@ async function crashLoop(kind: Kind, seed: number, parallel: number, kills: numb
     const run = startNode(box, command, {}, true);
     figures.starts += 1;
     if (figures.kills < kills) {
-      const delay = 100 + Math.floor(next() * 1400);
-      const ended = await Promise.race([run.done, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), delay))]);
+      // Mostly a moment of the work (counted from ralph's first line: it has started), sometimes of the start.
+      const early = next() < 0.2;
+      const delay = early ? Math.floor(next() * 1500) : Math.floor(next() * 1500);
+      const started = early ? Promise.resolve() : new Promise<void>((resolve) => {
+        const timer = setInterval(() => {
+          if (run.output().stderr.length > 0 || run.child.exitCode !== null) {
+            clearInterval(timer);
+            resolve();
+          }
+        }, 10);
+      });
+      const ended = await Promise.race([run.done, started.then(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), delay)))]);
       if (ended === undefined) {
         const machine = next() < 0.5;
         // Alone: ralph only. The machine: ralph's group (its gates too) and every agent group.
         killGroup(run.child.pid!);
         if (machine) for (const pgid of agentGroups(box)) killGroup(pgid);
-        await run.done;
+        const killed = await run.done;
+        if (process.env.CRASH_LOOP_DEBUG) console.log(`kill ${figures.kills + 1} ${delay} ms after ${early ? 'the start' : 'its first line'} (${machine ? 'machine' : 'alone'}):\n${killed.stderr}`);
         figures.kills += 1;
         if (machine) figures.machine += 1;
         continue;

@@ -7,7 +7,7 @@ import { RalphError } from '../../errors.ts';
 import { resolveGates } from '../../gates.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
-import { lastHistoryIteration, readHistoryRecord } from './history.ts';
+import { historyFile, lastHistoryIteration, readHistoryRecord } from './history.ts';
 import { detectPrd, PRD_CANDIDATES } from './locate.ts';
 import { decidePrdOutcome } from './outcome.ts';
 import { appendProgressEntry, lastLoggedIteration, PRD_ENTRY_HEADING, progressContext, progressHeader, progressPath, readProgress, type ProgressEntry } from './progress.ts';
@@ -180,6 +180,10 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
         recordInterrupted(recorder, doc, item, iteration);
       }
       return warnings;
+    },
+
+    async recorded(iteration: number) {
+      return existsSync(historyFile(root, iteration));
     },
 
     async afterRecovery() {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CRASH_POINTS, parseCrashAt } from '../../../lib/recovery/crash-points.ts';
 import { splitChanged } from '../../../lib/recovery/index.ts';
+import { removeDeadTemps, tempWriter } from '../../../lib/recovery/leftover-locks.ts';
 import { hashPath, Journal, JOURNAL_FILE, readJournal, stepAtLeast, type JournalData } from '../../../lib/recovery/journal.ts';
 
 describe('parseCrashAt (the test hook RALPH_TEST_CRASH_AT)', () => {
@@ -86,5 +87,30 @@ describe('Journal', () => {
     writeFileSync(path.join(root, JOURNAL_FILE), '{ torn');
     expect(readJournal(root)).toBeUndefined();
     expect(readFileSync(path.join(root, JOURNAL_FILE), 'utf8')).toBe('{ torn');
+  });
+});
+
+describe('leftovers of a process killed mid-write', () => {
+  it.each([
+    ['.prd.json.14942.4.tmp', 14942],
+    ['specs/001-demo/.tasks.md.77.1.tmp', 77],
+    ['prd.json', undefined],
+    ['.prd.json.tmp', undefined],
+    ['work/x.14942.4.tmp', undefined],
+  ])('tempWriter(%j) = %j', (file, pid) => {
+    expect(tempWriter(file)).toBe(pid);
+  });
+
+  it('removes a temp file whose writer is gone, keeps one of a living writer and anything else', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-temps-'));
+    try {
+      const dead = '.prd.json.2147483600.1.tmp';
+      const mine = `.prd.json.${process.pid}.1.tmp`;
+      for (const file of [dead, mine, 'work.txt']) writeFileSync(path.join(root, file), 'x');
+      expect(removeDeadTemps(root, [dead, mine, 'work.txt'])).toEqual([dead]);
+      expect([dead, mine, 'work.txt'].map((file) => existsSync(path.join(root, file)))).toEqual([false, true, true]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
