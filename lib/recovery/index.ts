@@ -11,7 +11,7 @@ import type { Committed } from '../iteration/workspace.ts';
 import { matchesAny } from '../iteration/work-state.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { reached } from './crash-points.ts';
-import { removeDeadGitLocks, removeDeadTemps } from './leftover-locks.ts';
+import { removeDeadGitLocks, removeDeadSocketDirs, removeDeadTemps } from './leftover-locks.ts';
 import { hashPath, Journal, readJournal, stepAtLeast, type InFlight, type JournalData } from './journal.ts';
 
 /** One thing recovery settled (or, in a dry run, would settle), as one line. */
@@ -85,6 +85,7 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   // What a process killed mid-write leaves: git's lock files (git refuses to work past them), ralph's temp files.
   const locks = await removeDeadGitLocks(ctx.git);
   if (locks.length > 0) settled.push({ kind: 'leftovers', message: `removed the lock files a git killed mid-command left (${listPaths(locks)}): no process holds them` });
+  removeDeadSocketDirs();
   const temps = removeDeadTemps(ctx.root, (await ctx.git.state()).changed);
   if (temps.length > 0) settled.push({ kind: 'leftovers', message: `removed the half-written temp files a killed run left (${listPaths(temps)})` });
   const stateFiles = ctx.source.workers.stateFiles();

@@ -3,6 +3,7 @@
 // files. Both are removed only when no living process has them: git's lock when no process holds it open
 // (Linux: /proc/<pid>/fd), a temp file when the PID in its name is gone.
 import { existsSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Git } from '../git.ts';
 
@@ -97,6 +98,24 @@ export async function removeDeadGitLocks(git: Git): Promise<string[]> {
     if (open.has(lock)) continue;
     rmSync(lock, { force: true });
     removed.push(path.relative(git.cwd, lock));
+  }
+  return removed;
+}
+
+/** The socket folders (lib/process/output.ts: `ralph-out-<pid>-…`) of runs killed in the moment they live. */
+export function removeDeadSocketDirs(tmp = os.tmpdir()): number {
+  let names: string[] = [];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const pid = Number(/^ralph-out-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    rmSync(path.join(tmp, name), { recursive: true, force: true });
+    removed += 1;
   }
   return removed;
 }

@@ -1,10 +1,11 @@
 // A run that died (kill -9, Ctrl+C) and the next start: recovery settles what it left (lib/recovery/).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, prdHistory, prdProject, prdStories, report } from './projects.ts';
 import { agentCalls, FAST, makeSandbox, pidAlive, ralphPid, scenario, waitFor, type Sandbox } from './helpers.ts';
-import { gitText, prdState, startNode, taskCommits } from './crash-helpers.ts';
+import { crashProject, crashSandbox, expectSettled, gitText, prdState, startNode, taskCommits } from './crash-helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -118,3 +119,19 @@ describe('the dry run after Ctrl+C says what the run will do, recovery included'
   });
 });
 
+
+describe('what a git killed half way leaves', () => {
+  it("a worktree record `git worktree add` left locked, and an index.lock no process holds: the next --parallel run gets past both", async () => {
+    sandbox = crashSandbox();
+    const { ids, args } = crashProject(sandbox, 'prd');
+    const git = (...rest: string[]) => execFileSync('git', rest, { cwd: sandbox.repo, env: sandbox.env, stdio: 'ignore' });
+    git('worktree', 'add', '-q', '-b', 'ralph-worker/w2', '.ralph/worktrees/w2');
+    git('worktree', 'lock', '--reason', 'initializing', '.ralph/worktrees/w2');
+    rmSync(path.join(sandbox.repo, '.ralph', 'worktrees', 'w2'), { recursive: true, force: true });
+    writeFileSync(path.join(sandbox.repo, '.git', 'index.lock'), '');
+    const run = await startNode(sandbox, [...args, '--parallel', '2']).done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/removed the lock files a git killed mid-command left \(\.git\/index\.lock\): no process holds them/);
+    expectSettled(sandbox, 'prd', ids);
+  });
+});

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CRASH_POINTS, parseCrashAt } from '../../../lib/recovery/crash-points.ts';
 import { splitChanged } from '../../../lib/recovery/index.ts';
-import { removeDeadTemps, tempWriter } from '../../../lib/recovery/leftover-locks.ts';
+import { removeDeadSocketDirs, removeDeadTemps, tempWriter } from '../../../lib/recovery/leftover-locks.ts';
 import { hashPath, Journal, JOURNAL_FILE, readJournal, stepAtLeast, type JournalData } from '../../../lib/recovery/journal.ts';
 
 describe('parseCrashAt (the test hook RALPH_TEST_CRASH_AT)', () => {
@@ -111,6 +111,20 @@ describe('leftovers of a process killed mid-write', () => {
       expect([dead, mine, 'work.txt'].map((file) => existsSync(path.join(root, file)))).toEqual([false, true, true]);
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('removeDeadSocketDirs', () => {
+  it('removes the socket folders of dead runs, keeps its own, a living one and anything else', () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'ralph-sockets-'));
+    try {
+      const names = ['ralph-out-2147483600-abc', `ralph-out-${process.pid}-def`, `ralph-out-${process.ppid}-ghi`, 'ralph-out-xyz', 'other'];
+      for (const name of names) mkdirSync(path.join(tmp, name));
+      expect(removeDeadSocketDirs(tmp)).toBe(1);
+      expect(names.map((name) => existsSync(path.join(tmp, name)))).toEqual([false, true, true, true, true]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 });
