@@ -33,17 +33,25 @@ export interface Evidence {
 export async function readEvidence(root: string, git: Git, stateFiles: readonly string[]): Promise<Evidence> {
   const previous = readJournal(root);
   const changed = (await git.state()).changed.filter((file) => !isRalphFile(file));
-  return splitChanged(changed, previous, stateFiles);
+  return splitChanged(changed, previous, stateFiles, (file) => hashPath(root, file));
 }
 
-/** The split itself: a path the dead run's journal names as the user's stays theirs; any other is its work. */
-export function splitChanged(changed: readonly string[], previous: JournalData | undefined, stateFiles: readonly string[]): Evidence {
+/**
+ * The split itself: a path the dead run's journal names as the user's stays theirs. A run that died (no end
+ * recorded) may have an agent that wrote on after it: any other path is its work. A run that ended through
+ * its door recorded its work then: only those paths, with the content they had, are its work; the rest
+ * changed since, the user's.
+ */
+export function splitChanged(changed: readonly string[], previous: JournalData | undefined, stateFiles: readonly string[], hash: (file: string) => string | null = () => null): Evidence {
   if (!previous) return { userPaths: [...changed], leftovers: [] };
   const theirs = new Set(Object.keys(previous.userPaths));
+  const ended = previous.ended?.work;
+  const runs = (file: string): boolean => ended === undefined || (file in ended && ended[file] === hash(file));
   return {
     previous,
-    userPaths: changed.filter((file) => theirs.has(file)),
-    leftovers: changed.filter((file) => !theirs.has(file) && !matchesAny(file, stateFiles)),
+    // The task state aside: ralph commits it with the task state (unless it was the user's before).
+    userPaths: changed.filter((file) => theirs.has(file) || (!matchesAny(file, stateFiles) && !runs(file))),
+    leftovers: changed.filter((file) => !theirs.has(file) && !matchesAny(file, stateFiles) && runs(file)),
   };
 }
 

@@ -36,6 +36,11 @@ export interface JournalData {
   /** The user's uncommitted paths as the first of these runs began, with a hash of their content then (null: deleted). */
   userPaths: Record<string, string | null>;
   inflight: InFlight[];
+  /**
+   * The run ended through its door (Ctrl+C, a failure) with iterations under way: when, and its uncommitted
+   * work then, with a hash of each path's content. A path changed since, or new, is the user's.
+   */
+  ended?: { at: string; work: Record<string, string | null> };
 }
 
 /** The content hash the journal keeps for a path (null when there is no file). */
@@ -134,9 +139,13 @@ export class Journal {
     if (this.data.inflight.length !== before) this.write();
   }
 
-  /** The session ended: with nothing under way the journal goes; else it stays for the next run. */
-  close(): void {
-    if (this.data.inflight.length === 0) rmSync(path.join(this.root, JOURNAL_FILE), { force: true });
+  /** The session ended: with nothing under way the journal goes; else it stays, with the work left (`work()`). */
+  async close(work: () => Promise<string[]>): Promise<void> {
+    if (this.data.inflight.length === 0) return void rmSync(path.join(this.root, JOURNAL_FILE), { force: true });
+    const left: Record<string, string | null> = {};
+    for (const file of await work().catch(() => [])) left[file] = hashPath(this.root, file);
+    this.data.ended = { at: new Date().toISOString(), work: left };
+    this.write();
   }
 
   private write(): void {

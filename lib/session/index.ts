@@ -9,7 +9,7 @@ import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequ
 import { fileSystemError } from '../fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../git.ts';
-import { CommitGuard, describeLeftOut, startNotes } from '../commit-set.ts';
+import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../commit-set.ts';
 import { inspectLock, type HeldLock } from '../lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
@@ -286,7 +286,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     }
   }
   // Nothing under way any more (else the next start settles it): the journal goes, the status is final.
-  journal?.close();
+  // (Its work left uncommitted then is recorded: what changes after this is the user's.)
+  const guardPaths = journal?.userPaths;
+  await journal?.close(async () => (await prepared!.git.state()).changed.filter((file) => !isRalphFile(file) && !(guardPaths && file in guardPaths)));
   bus.emit({ type: 'session_end', summary });
   await bus.close();
   if (lock) reached('status_written');

@@ -103,6 +103,8 @@ describe('the dry run after Ctrl+C says what the run will do, recovery included'
     process.kill(ralphPid(sandbox), 'SIGINT');
     const interrupted = await first.done;
     expect(interrupted.code, interrupted.stderr).toBe(130);
+    // The user writes something of their own before starting again: theirs, whatever the journal says.
+    writeFileSync(path.join(sandbox.repo, 'notes.txt'), 'mine\n');
 
     const dry = await startNode(sandbox, ['resume', '--dry-run', ...FAST]).done;
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
@@ -114,8 +116,10 @@ describe('the dry run after Ctrl+C says what the run will do, recovery included'
     const run = await startNode(sandbox, ['resume', '--json', ...FAST]).done;
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout).records.map((record: { taskId: string }) => record.taskId)).toEqual(['US-002', 'US-003', 'US-004']);
+    expect(run.stderr).toMatch(/uncommitted changes from before the run \(1 path: notes\.txt\) stay yours/);
     expect(taskCommits(sandbox).map((commit) => commit.task)).toEqual(['US-001', 'US-002', 'US-003', 'US-004']);
-    expect(gitText(sandbox, ['status', '--porcelain'])).toBe('');
+    expect(taskCommits(sandbox).flatMap((commit) => commit.files)).not.toContain('notes.txt');
+    expect(gitText(sandbox, ['status', '--porcelain'])).toBe('?? notes.txt\n');
   });
 });
 

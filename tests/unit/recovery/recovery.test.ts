@@ -51,6 +51,15 @@ describe('splitChanged: the user’s paths against a dead run’s work', () => {
       leftovers: ['work/US-001.txt'],
     });
   });
+  it('after a run that ended through its door: only its work as it left it is its; a path changed or new since is the user’s', () => {
+    const ended = { ...journal({ 'mine.txt': 'h' }), ended: { at: 't', work: { 'work/a.txt': 'A', 'work/b.txt': 'B' } } };
+    const hashes: Record<string, string> = { 'work/a.txt': 'A', 'work/b.txt': 'B-edited-since' };
+    expect(splitChanged(['mine.txt', 'work/a.txt', 'work/b.txt', 'new.txt', 'prd.json'], ended, ['prd.json'], (file) => hashes[file] ?? null)).toEqual({
+      previous: ended,
+      userPaths: ['mine.txt', 'work/b.txt', 'new.txt'],
+      leftovers: ['work/a.txt'],
+    });
+  });
   it('a user path no longer changed is simply gone from both', () => {
     expect(splitChanged([], journal({ 'mine.txt': null }), [])).toMatchObject({ userPaths: [], leftovers: [] });
   });
@@ -60,7 +69,7 @@ describe('Journal', () => {
   let root: string;
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it('writes each step at once, ends an iteration, and goes at the end only when nothing is under way', () => {
+  it('writes each step at once, ends an iteration, and goes at the end only when nothing is under way', async () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'ralph-journal-'));
     writeFileSync(path.join(root, 'mine.txt'), 'mine\n');
     const made = new Journal(root, { session: 's1', pid: 7, startedAt: 'now', userPaths: { 'mine.txt': hashPath(root, 'mine.txt') }, inflight: [] });
@@ -71,12 +80,12 @@ describe('Journal', () => {
     expect(readJournal(root)?.inflight).toEqual([{ session: 's1', iteration: 3, taskId: 'US-001', title: 'One', head: 'abc', step: 'agent_started' }]);
     listener.reached('state_written', { iteration: 3, outcome: 'pass' });
     expect(readJournal(root)?.inflight[0]).toMatchObject({ step: 'state_written', outcome: 'pass' });
-    made.close();
-    expect(existsSync(path.join(root, JOURNAL_FILE))).toBe(true);
+    await made.close(async () => ['work.txt']);
+    expect(readJournal(root)?.ended?.work).toEqual({ 'work.txt': null });
     listener.ended(3);
     expect(readJournal(root)?.inflight).toEqual([]);
     expect(readJournal(root)?.userPaths['mine.txt']).toMatch(/^[0-9a-f]{64}$/);
-    made.close();
+    await made.close(async () => []);
     expect(existsSync(path.join(root, JOURNAL_FILE))).toBe(false);
   });
 
