@@ -145,7 +145,12 @@ export class Journal {
     const left: Record<string, string | null> = {};
     for (const file of await work().catch(() => [])) left[file] = hashPath(this.root, file);
     this.data.ended = { at: new Date().toISOString(), work: left };
-    this.write();
+    try {
+      this.write();
+    } catch {
+      // (a full disk: the run already failed saying so) the journal stays as last written, with no end
+      // recorded, so the next start counts every other path as the run's work, as after a crash
+    }
   }
 
   private write(): void {

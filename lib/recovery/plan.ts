@@ -23,8 +23,10 @@ export async function planRecovery(root: string, git: Git, source: TaskSource): 
   if (agents.length > 0) lines.push(`stop ${agents.length === 1 ? 'the agent' : `${agents.length} agents`} (process group ${agents.join(', ')}) a killed run left running`);
   const evidence = await readEvidence(root, git, source.workers.stateFiles());
   if (evidence.leftovers.length > 0) lines.push(`${listPaths(evidence.leftovers)}: the work of the run that died, not yours: it goes with its task's work`);
-  const done = new Set((await source.snapshot()).done.map((task) => task.id));
-  for (const entry of evidence.previous?.inflight ?? []) {
+  const inflight = evidence.previous?.inflight ?? [];
+  // The source is read only when there is something to judge (beads: each read is a bd process).
+  const done = new Set(inflight.length > 0 ? (await source.snapshot()).done.map((task) => task.id) : []);
+  for (const entry of inflight) {
     const line = describeInFlight(entry, done.has(entry.taskId));
     if (line) lines.push(line);
   }
