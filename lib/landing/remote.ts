@@ -14,6 +14,7 @@ import { mustWork, noAnswer, pushLines, remoteGit, type RemoteGit } from './remo
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
 import type { Claim, Dock, Published, RemoteTarget } from './types.ts';
+import { reached } from '../recovery/crash-points.ts';
 
 export interface RemoteOptions {
   main: Git;
@@ -157,7 +158,10 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         // The branch line says what the server did (a failure to update this clone's own tracking ref after
         // it is no refusal: the next fetch sets it).
         if (branchLine && branchLine.flag !== '!') {
+          // One atomic push: the branch and the claim's release (the test hook's two names for one step).
+          reached('pushed');
           await refs?.released(taskId);
+          if (refs) reached('claim_released');
           lock.published = head;
           look = { head, at: o.deps.now() };
           return { kind: 'landed' };
@@ -189,6 +193,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         look = undefined; // the claims this clone saw are out of date: the next look fetches
         throw error;
       }
+      reached('claimed');
       if ((await fetch()) === seenAt) return;
       // Under the lock: a landing of this host's under way may show a tick it then takes back.
       const open = await lock.run(async () => (await this.target(), await isOpen()));
@@ -199,6 +204,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
 
     async release(taskId) {
       await refs?.release(taskId);
+      if (refs) reached('claim_released');
     },
 
     async elsewhere() {
