@@ -9,6 +9,7 @@ import { deadLoop } from './dead-loop.ts';
 import { flood } from './flood.ts';
 import { appendRun, previousFigures, readHistory, writeHistory, type BenchmarkRun } from './history.ts';
 import { helper } from './helper.ts';
+import { landing } from './landing.ts';
 import { loopOverhead } from './loop-overhead.ts';
 import { parallel } from './parallel.ts';
 import { killRunning } from './process.ts';
@@ -18,7 +19,7 @@ import { BENCH, removeSandboxes } from './sandbox.ts';
 import { scale } from './scale.ts';
 import { startup } from './startup.ts';
 
-const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop, parallel, remote, helper];
+const BENCHMARKS: Benchmark[] = [loopOverhead, startup, flood, scale, deadLoop, parallel, landing, remote, helper];
 
 function selected(argv: readonly string[]): Benchmark[] {
   const only: string[] = [];

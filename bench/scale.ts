@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveConfig, type SourceName } from '../lib/config.ts';
+import { resolveConfig, type SourceName } from '../lib/config/index.ts';
 import { realDeps, type Deps } from '../lib/deps.ts';
 import { createSource } from '../lib/sources/index.ts';
 import { isReady } from '../lib/sources/prd/source.ts';

@@ -53,7 +53,7 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
  * --help and --version never load zx. A non-zero exit is data; a command that cannot start exits 127.
  */
 export async function execCommand(bin: string, args: readonly string[], options: ExecOptions): Promise<ExecResult> {
-  const { runCommand } = await import('./process/helper.ts');
+  const { runCommand } = await import('./process/helper.ts'); // up: the real default, loaded on first use; every other module receives it through Deps
   const timeoutMs = options.timeoutMs ?? 120_000;
   const result = await runCommand(bin, args, { cwd: options.cwd, env: options.env, signal: options.signal, timeoutMs });
   let stderr = result.stderr;

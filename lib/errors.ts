@@ -5,6 +5,8 @@ export const ExitCode = {
   limit: 2,
   hungUp: 129,
   interrupted: 130,
+  /** ralph's own output closed (EPIPE: the reader of a pipe went away): 128 + SIGPIPE, as a shell reports a process SIGPIPE ended. */
+  outputClosed: 141,
   terminated: 143,
 } as const;
 
@@ -47,13 +49,13 @@ export class PrerequisiteError extends RalphError {
   }
 }
 
-/** The run was stopped by a signal; carries 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal went away). */
+const SIGNAL_EXITS: Partial<Record<NodeJS.Signals, number>> = { SIGTERM: ExitCode.terminated, SIGHUP: ExitCode.hungUp, SIGPIPE: ExitCode.outputClosed };
+
+/** The run was stopped by a signal; carries 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP: the terminal went away) or 141 (SIGPIPE: the output did). */
 export class InterruptedError extends RalphError {
   readonly signal: NodeJS.Signals;
   constructor(signal: NodeJS.Signals) {
-    super(`interrupted by ${signal}`, {
-      exitCode: signal === 'SIGTERM' ? ExitCode.terminated : signal === 'SIGHUP' ? ExitCode.hungUp : ExitCode.interrupted,
-    });
+    super(`interrupted by ${signal}`, { exitCode: SIGNAL_EXITS[signal] ?? ExitCode.interrupted });
     this.name = 'InterruptedError';
     this.signal = signal;
   }
@@ -68,6 +70,18 @@ export class StopRequestedError extends InterruptedError {
   }
 }
 
+/**
+ * ralph's own stdout or stderr failed (lib/process/output-guard.ts): nobody reads the run any more, so it
+ * ends like a hang-up (agent stopped, state written, lock released), with 141.
+ */
+export class OutputClosedError extends InterruptedError {
+  constructor(stream: 'stdout' | 'stderr', code: string) {
+    super('SIGPIPE');
+    this.message = `ralph's ${stream} closed (${code}${code === 'EPIPE' ? ': the reader of the pipe went away' : ''})`;
+    this.name = 'OutputClosedError';
+  }
+}
+
 /** Turns an abort reason into the error it stands for. */
 export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
@@ -79,6 +93,9 @@ export function abortError(signal: AbortSignal): Error {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Another run holds the repository's lock: the refusal is all a refused run says (lib/lock.ts). */
+export class LockHeldError extends RalphError {}
 
 /** A beads task was taken by someone else between `bd ready` and a worker's claim: the loop picks another. */
 export class ClaimLostError extends RalphError {}

@@ -1,6 +1,6 @@
 import type { AgentEvent } from './agents/types.ts';
 import type { Redactor } from './redact/index.ts';
-import type { Task } from './sources/types.ts';
+import type { Task } from './task.ts';
 
 /** `question`: the agent stopped to ask a person (its final answer held a `<question>`); the task waits for the answer. */
 export type IterationOutcome = 'pass' | 'fail' | 'no_change' | 'question';
@@ -69,6 +69,8 @@ export interface IterationRecord {
   spentBy?: Record<string, { costUsd: number; inputTokens: number; outputTokens: number }>;
   /** A converge pass (`--converge`): which, its verdict and the tasks it appended. */
   converge?: { pass: number; verdict: 'appended' | 'converged' | 'silent' | 'broke'; appended?: string[] };
+  /** A pass of the project's own hook (Spec Kit's before_implement / after_implement). */
+  hook?: { event: string; command: string; extension?: string };
   /** What the agent asked (outcome `question`). */
   question?: string;
 }
@@ -140,6 +142,8 @@ export interface RunSummary {
   problems?: string[];
   /** Converge passes of this run (`--converge`): how many, what each appended, whether the last converged. */
   converge?: ConvergeSummary;
+  /** The project's hooks this run passed or failed (`after_implement speckit.review.run (review)`), in order. */
+  hooks?: Array<{ name: string; outcome: 'pass' | 'fail'; iteration: number }>;
   /** --fallback: per agent, the iterations it finished, what it spent and whether it is limited at the end. */
   agents?: Array<{ agent: string; iterations: number; costUsd: number; inputTokens: number; outputTokens: number; limitedUntil?: string | null }>;
   /** `--pr`: the push and the pull request. */

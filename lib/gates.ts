@@ -3,7 +3,7 @@
 // own process group so a timeout or Ctrl+C ends everything they started (lib/process/helper.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from './config.ts';
+import type { Config } from './config/index.ts';
 import { abortError } from './errors.ts';
 import { runCommand, runShellText, type HelperOptions, type HelperResult } from './process/helper.ts';
 import type { Command } from './process/runner.ts';

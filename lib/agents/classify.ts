@@ -1,4 +1,4 @@
-import { fallbackWait, isUsageLimitText, parseResetTime } from '../limits.ts';
+import { fallbackWait, isUsageLimitText, parseResetTime } from './limits.ts';
 import type { ProcessResult } from '../process/runner.ts';
 import { failureText } from './transcript.ts';
 import type { Agent, Classification, Transcript } from './types.ts';

@@ -1,4 +1,4 @@
-import { isUsageLimitText } from '../limits.ts';
+import { isUsageLimitText } from './limits.ts';
 import type { Command, ProcessResult } from '../process/runner.ts';
 import { asNumber, asRecord, asString, endedWithoutResult, NESTED_SESSION_ENV, parseJsonObject, promptFitsArgv, summarizeInput } from './common.ts';
 import { failureText } from './transcript.ts';

@@ -2,8 +2,8 @@
 // allows. The adapters describe it as data (Agent.isolation); this turns the data into arguments.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../fs-atomic.ts';
-import { PRIVATE_FILE } from '../private-files.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
+import { PRIVATE_FILE } from '../repo/private-files.ts';
 import type { Agent } from './types.ts';
 
 export interface IsolationContext {

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../deps.ts';
 import { formatDuration } from '../duration.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
 import { answerQuestion } from '../questions/answer.ts';
 import { readQuestions } from '../questions/store.ts';
 import { questionLines } from '../questions/text.ts';

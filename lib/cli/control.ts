@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Deps } from '../deps.ts';
-import { Git } from '../git.ts';
-import { inspectLock, LOCK_FILE } from '../lock.ts';
+import { Git } from '../repo/git.ts';
+import { inspectLock, LOCK_FILE } from '../repo/lock.ts';
 import { requestControl, type ControlAction } from '../control/request.ts';
 import type { ParsedArgv } from './argv.ts';
 

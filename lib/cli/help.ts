@@ -46,6 +46,7 @@ export function helpText(version: string): string {
     '  2    iteration limit (or --max-cost budget) reached with tasks remaining',
     '  129  hung up (SIGHUP: the terminal, ssh session or tmux pane went away)',
     '  130  interrupted by Ctrl+C (SIGINT), or stopped by ralph stop',
+    "  141  ralph's output closed (| head, a tee that died, a dropped ssh session: EPIPE on stdout or stderr)",
     '  143  terminated by SIGTERM',
   );
   return `${lines.join('\n')}\n`;

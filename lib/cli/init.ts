@@ -1,7 +1,7 @@
-import { count } from '../tasks-left.ts';
-import { Git } from '../git.ts';
+import { count } from '../progress/tasks-left.ts';
+import { Git } from '../repo/git.ts';
 import type { Deps } from '../deps.ts';
-import { readConfigFile, resolveConfig } from '../config.ts';
+import { readConfigFile, resolveConfig } from '../config/index.ts';
 import { initFromRulebook } from '../sources/prd/init.ts';
 import type { ParsedArgv } from './argv.ts';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { realDeps, type Deps } from '../deps.ts';
 import { errorMessage, RalphError } from '../errors.ts';
-import { fileSystemError } from '../fs-errors.ts';
+import { fileSystemError } from '../repo/fs-errors.ts';
 import { parseArgv, type ParsedArgv } from './argv.ts';
 import { saysTrue } from '../config/values.ts';
 import { helpText } from './help.ts';

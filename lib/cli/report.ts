@@ -1,8 +1,8 @@
 // `ralph report [session]`: regenerates a saved session's reports.
-import { readConfigFile, resolveConfig } from '../config.ts';
+import { readConfigFile, resolveConfig } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { RalphError } from '../errors.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
 import { loadSession, renderReports, resolveSession } from '../report/index.ts';
 import type { ParsedArgv } from './argv.ts';
 

@@ -1,7 +1,7 @@
-import { readConfigFile, resolveConfig } from '../config.ts';
+import { readConfigFile, resolveConfig } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { RalphError } from '../errors.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
 import type { ParsedArgv } from './argv.ts';
 import { DEFAULT_LEASE_MS, remoteName } from '../landing/preflight.ts';
 

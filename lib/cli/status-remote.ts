@@ -1,10 +1,10 @@
 // `ralph status` with --remote (or RALPH_REMOTE, or "remote" in ralph.config.json): the feature's claims on
 // the remote beside this clone's own run. Looking costs a fetch, so `--watch` looks every few seconds, in
 // the background: a remote that does not answer never freezes the screen.
-import { readConfigFile, resolveConfig } from '../config.ts';
+import { readConfigFile, resolveConfig } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { errorMessage } from '../errors.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
 import { DEFAULT_LEASE_MS, remoteName } from '../landing/preflight.ts';
 import { readRemoteClaims, type RemoteView } from '../landing/view.ts';
 import type { ParsedArgv } from './argv.ts';

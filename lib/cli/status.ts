@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import dayjs from 'dayjs';
-import { readConfigFile, resolveConfig, type SourceName } from '../config.ts';
+import { readConfigFile, resolveConfig, type SourceName } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { formatDuration } from '../duration.ts';
 import { errorMessage } from '../errors.ts';
-import { Git } from '../git.ts';
-import { inspectLock, LOCK_FILE, type LockState } from '../lock.ts';
+import { Git } from '../repo/git.ts';
+import { inspectLock, LOCK_FILE, type LockState } from '../repo/lock.ts';
 import { readStatusFile } from '../progress/status-file.ts';
 import { describeState, formatClock } from '../progress/describe.ts';
 import type { RunState, RunStatusFile } from '../progress/state.ts';

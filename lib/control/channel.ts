@@ -4,7 +4,7 @@
 // never obeyed. One file per kind, replaced atomically: two stop requests are one.
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../fs-atomic.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
 
 export const CONTROL_DIR = path.join('.ralph', 'control');
 export type RequestKind = 'stop' | 'pause';

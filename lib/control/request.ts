@@ -3,7 +3,7 @@
 // remove) the request addressed to it. `stop --now` is Ctrl+C sent to the lock's holder.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { inspectLock, LOCK_FILE, type LockInfo } from '../lock.ts';
+import { inspectLock, LOCK_FILE, type LockInfo } from '../repo/lock.ts';
 import { readStatusFile } from '../progress/status-file.ts';
 import { clearRequest, currentUid, judgeRequest, readRequest, REQUEST_KINDS, writeRequest, type ControlRequest, type RequestKind, type RunTarget } from './channel.ts';
 

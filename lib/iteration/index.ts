@@ -1,74 +1,22 @@
 // One iteration: one task, one fresh agent process, then the source, the gates and ralph's verdict.
 // The session decides which task and when; this module only runs it and records what happened.
 import path from 'node:path';
-import type { Agent } from '../agents/types.ts';
 import { finalAnswer } from '../agents/transcript.ts';
-import { describeLeftOut, withUserWorkNote, type CommitGuard } from '../commit-set.ts';
+import { describeLeftOut, withUserWorkNote } from '../repo/commit-set.ts';
 import { claimsCompletion } from '../completion.ts';
-import type { Config } from '../config.ts';
-import { decideOutcome, tasksFinished } from '../decide.ts';
-import type { Deps } from '../deps.ts';
-import type { EventBus, IterationRecord, ReviewRecord } from '../events.ts';
-import type { GateResult } from '../gates.ts';
-import type { Redactor } from '../redact/index.ts';
+import { decideOutcome, tasksFinished } from './outcome.ts';
+import type { IterationRecord, ReviewRecord } from '../events.ts';
 import { parseQuestion } from '../questions/parse.ts';
 import { noteQuestions } from '../questions/index.ts';
-import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
-import { runAgent, type AgentRun, type CommandWrap } from './agent-run.ts';
+import type { IterationInfo, IterationResult, Snapshot, Task } from '../sources/types.ts';
+import { runAgent, type AgentRun } from './agent-run.ts';
 import type { AgentRoster } from './agent-roster.ts';
-import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
-import type { Reviewer } from './review.ts';
+import type { IterationContext, IterationOutput } from './context.ts';
 import { iterationEnded, reached } from '../recovery/crash-points.ts';
 import { compareWorkStates, readWorkState, stateAfterLanding, type WorkState } from './work-state.ts';
 
-export interface IterationContext {
-  /** The repository root: ralph's own files (.ralph/) live here. */
-  root: string;
-  /** Where the agent works and how its result lands (the repository itself, or a worker's worktree). */
-  workspace: Workspace;
-  config: Config;
-  deps: Deps;
-  source: TaskSource;
-  agent: Agent;
-  profile?: string;
-  bus: EventBus;
-  signal: AbortSignal;
-  logDir: string;
-  usageWait: UsageWait;
-  /** Wraps the agent's command for the folder it works in (a sandbox). */
-  wrap?: CommandWrap;
-  /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
-  gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
-  /** The independent reviewer (--review); undefined when off. */
-  review?: Reviewer;
-  /** Replaces secrets in the agent's output and in what the source records and ralph commits. */
-  redactor?: Redactor;
-  /** What ralph's commits may hold; remembers which left-out paths were already named. */
-  guard?: CommitGuard;
-  /** The session's agents in order (--fallback) and their usage limits. */
-  roster?: AgentRoster;
-  /**
-   * --remote with claims as refs: the remote holds the task's claim, so the source's own (a mark in its
-   * state files, which every host shares) is not made; a source whose database claims (beads) still does.
-   */
-  claimedOnRemote?: boolean;
-}
-
-export interface IterationOutput {
-  record: IterationRecord;
-  /** The source after the iteration (before settle). */
-  after: Snapshot;
-  run: AgentRun;
-  /** HEAD of the workspace after the iteration (ralph's commit or the agent's own). */
-  head?: string;
-  /** Every task the source knew vanished during the iteration: never completion. */
-  vanished: boolean;
-  /** Paths that conflicted when the worker's commits were merged back (the task should run again). */
-  conflict?: string[];
-  /** Ends the run as failed once the iterations under way have ended (a converge pass that broke its contract). */
-  failure?: string;
-}
+export type { IterationContext, IterationOutput };
 
 /** The work tree each workspace's last iteration left behind (see the end of runIteration). */
 const leftBehind = new WeakMap<Workspace, WorkState>();
@@ -107,7 +55,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
       bus,
       signal: ctx.signal,
       logBase: path.join(ctx.logDir, `iteration-${info.iteration}`),
-      env: { ...source.agentEnv?.(), ...workspace.env() },
+      env: { ...source.agentEnv?.(info), ...workspace.env() },
       reclaim: async () => (ctx.claimedOnRemote ? undefined : source.claim?.(task, info)),
       usageWait: ctx.usageWait,
       wrap: ctx.wrap,
@@ -219,6 +167,13 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   }
   if (landed.kept) record.kept = landed.kept;
   if (landed.mergeMs !== undefined) record.mergeMs = landed.mergeMs;
+  if (landed.resolve) {
+    // The agent's run that resolved (or tried to resolve) a conflict on the new head is this iteration's cost.
+    record.costUsd += landed.resolve.costUsd;
+    record.inputTokens += landed.resolve.inputTokens;
+    record.outputTokens += landed.resolve.outputTokens;
+    if (landed.resolve.ok && !landed.conflict && !landed.refused) record.reason = `${record.reason}; its merge conflict in ${landed.resolve.files!.join(', ')} with the work landed since was resolved by the agent (${(landed.resolve.durationMs / 1000).toFixed(1)}s)`;
+  }
   if (landed.conflict || landed.refused) {
     record.outcome = 'fail';
     record.reason = landed.reason ?? `merge conflict in ${landed.conflict!.join(', ')}`;

@@ -4,12 +4,11 @@
 // (retries, usage waits), must not change the repository, and ralph checks that it did not.
 import path from 'node:path';
 import { finalAnswer } from '../agents/transcript.ts';
-import type { Agent } from '../agents/types.ts';
 import type { ReviewRecord } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Task } from '../sources/types.ts';
 import { runAgent } from './agent-run.ts';
-import type { IterationContext } from './index.ts';
+import type { IterationContext, Reviewer } from './context.ts';
 import { reviewDiff } from './review-diff.ts';
 import { loadReviewTemplate, renderReviewPrompt } from './review-prompt.ts';
 import { parseVerdict } from './verdict.ts';
@@ -18,13 +17,7 @@ import { compareWorkStates, readWorkState, type WorkState } from './work-state.t
 // Read at start-up, before anything runs: in its own module so --dry-run does not load the agent runner.
 export { parseReviewSpec } from './review-spec.ts';
 
-/** The reviewer of a run: its adapter and model, and how --review named it. */
-export interface Reviewer {
-  agent: Agent;
-  model?: string;
-  /** `codex`, `claude:opus`: as given to --review. */
-  label: string;
-}
+export type { Reviewer };
 
 export interface ReviewInput {
   iteration: number;

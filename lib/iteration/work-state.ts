@@ -3,7 +3,8 @@
 // anything in between, even in files that were already modified before.
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
-import type { Git, WorkTreeState } from '../git.ts';
+import type { Git, WorkTreeState } from '../repo/git.ts';
+import { matchesAny, RALPH_OWN } from '../repo/paths.ts';
 
 export interface WorkState {
   head?: string;
@@ -11,8 +12,6 @@ export interface WorkState {
   files: Map<string, string>;
 }
 
-/** ralph's own run state never counts as a change. */
-const RALPH_OWN = ['.ralph/', '.ralph.lock', '.ralph.lock.d/'];
 
 /** Reads the work tree's state with one `git status` (or from one already read). */
 export async function readWorkState(git: Git, known?: WorkTreeState): Promise<WorkState> {
@@ -40,11 +39,6 @@ export async function stateAfterLanding(git: Git, afterAgent: WorkState, agentHe
   if (landedHead === undefined || landedHead === agentHead) return afterAgent;
   if (!committed || (await git.commitHooks())) return undefined;
   return { head: landedHead, files: new Map([...afterAgent.files].filter(([file]) => !matchesAny(file, committed))) };
-}
-
-/** True when `file` is one of `paths` or lies under one of them (a folder, with or without its `/`). */
-export function matchesAny(file: string, paths: readonly string[]): boolean {
-  return paths.some((entry) => file === entry || file.startsWith(`${entry.replace(/\/$/, '')}/`));
 }
 
 /** What changed between two states: whether HEAD moved and which paths differ, leaving out `ignore`. Pure. */

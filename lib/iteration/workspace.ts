@@ -1,8 +1,9 @@
 // Where an iteration runs, and how its result becomes part of the feature: in the repository itself (one
 // agent), or in a worker's worktree whose commits ralph merges back (several agents).
-import type { LeftOut } from '../commit-set.ts';
-import type { Git } from '../git.ts';
+import type { LeftOut } from '../repo/commit-set.ts';
+import type { Git } from '../repo/git.ts';
 import { reached } from '../recovery/crash-points.ts';
+import type { GateResult } from '../gates.ts';
 import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
 /** What the iteration decided, handed to the workspace to record and (on a pass) merge. */
@@ -33,6 +34,10 @@ export interface Landed {
   refused?: boolean;
   /** Time spent merging back (replay, fast-forward, state commit), waiting for the merge lock excluded. */
   mergeMs?: number;
+  /** The gates run again on the merged result before it landed (several workers; absent when not needed). */
+  mergeGates?: GateResult[];
+  /** A conflict the agent was asked to resolve on the new head: whether it did (which files), or why not, and what the run cost. */
+  resolve?: { ok: boolean; files?: string[]; why?: string; costUsd: number; inputTokens: number; outputTokens: number; durationMs: number };
   /** Changed paths ralph did not commit (the user's own, secrets, private keys), with why. */
   leftOut?: LeftOut[];
   /** The paths ralph's commit took, when it made one in the workspace (the rest stays as it was). */

@@ -3,10 +3,10 @@
 // every race: a claim is created by a push that must find no such ref (`--force-with-lease=REF:`), renewed
 // and taken over by pushes that must find the very commit last seen there (compare-and-swap), and released
 // by a delete under the same condition, or together with the landing push (--atomic, see remote.ts).
-import { gitReason, type Git } from '../git.ts';
+import type { Git } from '../repo/git.ts';
 import { ClaimLostError, RalphError } from '../errors.ts';
+import { parsePushOutcome } from './push-outcome.ts';
 import type { RemoteGit } from './remote-git.ts';
-import { noAnswer, pushLines } from './remote-git.ts';
 import type { Claim } from './types.ts';
 
 const SUBJECT = 'ralph-claim ';
@@ -25,6 +25,8 @@ interface Held {
   timer?: NodeJS.Timeout;
   /** Set when a renewal found the claim taken over: the landing will be refused. */
   lost?: string;
+  /** Not renewed while this run cannot publish the task's work (its landing waits for the remote). */
+  paused?: boolean;
 }
 
 /** A ref name's part for any text: letters, digits, `_` and `-` as they are, every other byte as %XX. */
@@ -126,14 +128,10 @@ export class RemoteClaims {
       const since = this.o.now();
       const sha = await this.commit(taskId, since);
       const ref = `${this.prefix}${refPart(taskId)}`;
-      const result = await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${ref}:${seen?.sha ?? ''}`, `${sha}:${ref}`]);
-      const why = noAnswer(result);
-      if (why) return why;
-      const line = pushLines(result.stdout).find((item) => item.to === ref);
-      if (result.exitCode !== 0 || !line || line.flag === '!') {
-        if (line?.flag === '!') throw new ClaimLostError(`another host claimed ${taskId} first`);
-        throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${gitReason(result.stderr || result.stdout, 'git push failed')}`);
-      }
+      const pushed = parsePushOutcome(await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${ref}:${seen?.sha ?? ''}`, `${sha}:${ref}`]), { claim: ref });
+      if (pushed.kind === 'unreachable') return pushed.why;
+      if (pushed.kind === 'lost') throw new ClaimLostError(`another host claimed ${taskId} first`);
+      if (pushed.kind !== 'landed') throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${pushed.why}`);
       if (seen && !this.isMine(seen)) this.o.warn(`took over ${taskId} from ${describeHolder(seen)}: its claim was not renewed for ${Math.round((this.o.now() - seen.renewedAt) / 1000)} s (lease ${Math.round((seen.leaseMs ?? this.o.leaseMs) / 1000)} s)`);
       this.hold(taskId, sha, since);
       return undefined;
@@ -150,6 +148,17 @@ export class RemoteClaims {
 
   refOf(taskId: string): string {
     return `${this.prefix}${refPart(taskId)}`;
+  }
+
+  /** Stops renewing `taskId`'s claim until resume(): its work cannot be published now. */
+  pause(taskId: string): void {
+    const held = this.held.get(taskId);
+    if (held) held.paused = true;
+  }
+
+  resume(taskId: string): void {
+    const held = this.held.get(taskId);
+    if (held) held.paused = false;
   }
 
   lostReason(taskId: string): string | undefined {
@@ -169,9 +178,8 @@ export class RemoteClaims {
       const args = this.releaseArgs(taskId);
       this.forget(taskId);
       if (args.length === 0) return;
-      const result = await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, ...args], 15_000);
-      const why = noAnswer(result);
-      if (why) this.o.warn(`could not release the claim of ${taskId} (${why}): it expires ${Math.round(this.o.leaseMs / 1000)} s after its last renewal`);
+      const pushed = parsePushOutcome(await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, ...args], 15_000), { claim: this.refOf(taskId) });
+      if (pushed.kind === 'unreachable') this.o.warn(`could not release the claim of ${taskId} (${pushed.why}): it expires ${Math.round(this.o.leaseMs / 1000)} s after its last renewal`);
       else await this.unsee(taskId);
     });
   }
@@ -189,6 +197,24 @@ export class RemoteClaims {
     await this.o.main.attempt(['update-ref', '-d', `${this.seenPrefix}${refPart(taskId)}`]);
   }
 
+  /**
+   * Deletes the claims of `tasks` that an earlier run of this clone left (killed before it released them):
+   * this run holds the clone's lock, so no other run of it lives. Returns the tasks whose claim went.
+   */
+  dropLeftBehind(tasks: readonly string[]): Promise<string[]> {
+    return this.serial(async () => {
+      const dropped: string[] = [];
+      for (const claim of await this.read()) {
+        if (!tasks.includes(claim.task) || this.isMine(claim) || claim.clone !== this.o.me.clone || claim.host !== this.o.me.host) continue;
+        const pushed = parsePushOutcome(await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${claim.ref}:${claim.sha}`, `:${claim.ref}`], 15_000), { claim: claim.ref });
+        if (pushed.kind !== 'landed') continue; // taken over meanwhile, or out of reach: it expires
+        await this.unsee(claim.task);
+        dropped.push(claim.task);
+      }
+      return dropped;
+    });
+  }
+
   async releaseAll(): Promise<void> {
     for (const taskId of [...this.held.keys()]) await this.release(taskId);
   }
@@ -204,13 +230,12 @@ export class RemoteClaims {
   private renew(taskId: string): Promise<void> {
     return this.serial(async () => {
       const held = this.held.get(taskId);
-      if (!held || held.lost) return;
+      if (!held || held.lost || held.paused) return;
       const ref = this.refOf(taskId);
       const sha = await this.commit(taskId, held.since);
-      const result = await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${ref}:${held.sha}`, `${sha}:${ref}`], Math.max(5_000, Math.floor(this.o.leaseMs / 3)));
-      if (noAnswer(result)) return; // tried again at the next tick; past the lease another host may take it over
-      const line = pushLines(result.stdout).find((item) => item.to === ref);
-      if (result.exitCode === 0 && line && line.flag !== '!') {
+      const pushed = parsePushOutcome(await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${ref}:${held.sha}`, `${sha}:${ref}`], Math.max(5_000, Math.floor(this.o.leaseMs / 3))), { claim: ref });
+      if (pushed.kind === 'unreachable') return; // tried again at the next tick; past the lease another host may take it over
+      if (pushed.kind === 'landed') {
         held.sha = sha;
         return;
       }

@@ -1,6 +1,6 @@
 // One host: this process decides who works on what (the sources' own claims, e.g. beads' `bd update
 // --claim`) and lands work by fast-forwarding the feature branch in the main worktree (lib/session/worker.ts).
-import type { Git } from '../git.ts';
+import type { Git } from '../repo/git.ts';
 import { MergeLock } from './replay.ts';
 import type { Claim, Dock } from './types.ts';
 

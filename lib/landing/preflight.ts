@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
-import { gitReason, type Git } from '../git.ts';
+import { gitReason, type Git } from '../repo/git.ts';
 import type { TaskSource } from '../sources/types.ts';
 import type { RemoteTarget } from './types.ts';
 

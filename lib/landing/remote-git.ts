@@ -1,9 +1,10 @@
 // The git commands that talk to the remote: run through ralph's helper runner (no prompt for credentials,
 // a timeout), with what went wrong read from their output: the remote not answering (ralph waits and tries
-// again) is told apart from a refusal (an answer).
+// again) is told apart from a refusal (an answer). A push is read per ref from its porcelain result
+// (push-outcome.ts); noAnswer() alone decides only for the commands that have none (fetch, ls-remote).
 import type { Deps, ExecResult } from '../deps.ts';
 import { RalphError } from '../errors.ts';
-import { quietEnv } from '../pr/target.ts';
+import { quietEnv } from '../repo/git.ts';
 
 /** Longest one fetch or push may take before it counts as the remote not answering. */
 const REMOTE_TIMEOUT_MS = 120_000;

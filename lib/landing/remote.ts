@@ -2,17 +2,20 @@
 // files) where tasks are claimed (claims.ts). A landing fetches the remote head, brings the main worktree
 // there, and pushes the new head together with the release of the task's claim in one atomic push: the
 // server refuses it when another host landed first (the caller replays on the new head and tries again) or
-// when the claim is not this run's any more. A remote that does not answer is waited for, with backoff, up
-// to --remote-wait; then the run stops and says what is kept where.
-import type { Config } from '../config.ts';
+// when the claim is not this run's any more (what the server did is read per ref: push-outcome.ts). A remote
+// that does not answer is waited for, with backoff, up to --remote-wait; then the run stops and says what is
+// kept where. A clone whose own landing was cut short (a killed run) replays it when it joins (unpushed.ts).
+import type { Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { ClaimLostError, RalphError, RemoteUnreachableError } from '../errors.ts';
-import { gitReason, type Git } from '../git.ts';
+import { gitReason, type Git } from '../repo/git.ts';
 import { backoffDelays } from '../retry.ts';
 import { RemoteClaims, type Holder } from './claims.ts';
-import { mustWork, noAnswer, pushLines, remoteGit, type RemoteGit } from './remote-git.ts';
+import { mustWork, noAnswer, remoteGit, type RemoteGit } from './remote-git.ts';
+import { parsePushOutcome, type PushOutcome } from './push-outcome.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
+import { resumeLanding } from './unpushed.ts';
 import type { Claim, Dock, Published, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
 
@@ -28,6 +31,8 @@ export interface RemoteOptions {
   warn: (message: string) => void;
   info: (message: string) => void;
   head: string | undefined;
+  /** The source's state files (a landing cut short is replayed with them: unpushed.ts). */
+  stateFiles?: () => readonly string[];
 }
 
 export interface RemoteDock extends Dock {
@@ -40,7 +45,7 @@ export interface RemoteDock extends Dock {
 }
 
 /** The run's dock on the remote `target`, joined (./remote.ts join()): what it did said through `info`. */
-export async function joinRemote(o: { main: Git; root: string; target: RemoteTarget; config: Config; run: string; deps: Deps; signal: AbortSignal; warn: (message: string) => void; info: (message: string) => void }): Promise<RemoteDock> {
+export async function joinRemote(o: { main: Git; root: string; target: RemoteTarget; config: Config; run: string; deps: Deps; signal: AbortSignal; warn: (message: string) => void; info: (message: string) => void; stateFiles?: () => readonly string[] }): Promise<RemoteDock> {
   const dock = remoteDock({
     ...o,
     me: { host: o.target.host, clone: o.root, run: o.run, pid: process.pid },
@@ -95,11 +100,10 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     return moved.ok ? undefined : gitReason(moved.output);
   };
 
-  /** This clone's `sha` pushed as the feature branch (never forced): git's porcelain line for it. */
-  const pushBranch = async (sha: string): Promise<{ ok: boolean; why: string }> => {
-    const pushed = await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:refs/heads/${target.branch}`]));
-    const line = pushLines(pushed.stdout).find((item) => item.to === `refs/heads/${target.branch}`);
-    return { ok: pushed.exitCode === 0 && line?.flag !== '!', why: line?.summary ?? noAnswer(pushed) ?? gitReason(pushed.stderr, 'git push failed') };
+  /** This clone's `sha` pushed as the feature branch (never forced): what the server did with it. */
+  const pushBranch = async (sha: string): Promise<PushOutcome> => {
+    const branchRef = `refs/heads/${target.branch}`;
+    return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:${branchRef}`])), { branch: branchRef });
   };
 
   /** Fetches the branch and the claims; the remote head. */
@@ -121,7 +125,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       return { value: head };
     });
 
-  return {
+  const dock: RemoteDock = {
     remote: target,
     lock,
 
@@ -142,41 +146,46 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     async publish(taskId) {
       const head = await main.head();
       if (!head) throw new RalphError('nothing to publish: the main worktree has no commit');
-      const job = async (): Promise<Published> => {
+      const branchRef = `refs/heads/${target.branch}`;
+      // One push at a time with the claims' pushes (a renewal must not move the claim under the push that
+      // releases it); the waits between pushes outside that queue, so the tasks still at work keep their claims.
+      const attempt = async (): Promise<PushOutcome> => {
         const lost = refs?.lostReason(taskId);
         if (lost) return { kind: 'lost', why: lost };
         const release = refs?.releaseArgs(taskId) ?? [];
-        const branchRef = `refs/heads/${target.branch}`;
-        const pushed = await reach(`landing ${taskId}`, async () => {
-          const result = await oneAtATime(() => git(['push', '--porcelain', '--no-verify', '--atomic', target.name, `${head}:${branchRef}`, ...release]));
-          const why = noAnswer(result);
-          return why ? { noAnswer: why } : { value: result };
-        });
-        const lines = pushLines(pushed.stdout);
-        const claimLine = release.length > 0 ? lines.find((line) => line.to === refs!.refOf(taskId)) : undefined;
-        const branchLine = lines.find((line) => line.to === branchRef);
-        // The branch line says what the server did (a failure to update this clone's own tracking ref after
-        // it is no refusal: the next fetch sets it).
-        if (branchLine && branchLine.flag !== '!') {
+        const refsPushed = { branch: branchRef, ...(release.length > 0 ? { claim: refs!.refOf(taskId) } : {}) };
+        // What the server did is read from its answer per ref (push-outcome.ts), never from stderr's words.
+        return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', '--atomic', target.name, `${head}:${branchRef}`, ...release])), refsPushed);
+      };
+      const outcome = await reach(`landing ${taskId}`, async () => {
+        const result = refs ? await refs.serial(attempt) : await attempt();
+        // Work this host cannot publish holds no claim meanwhile: renewed, it would keep the task from every
+        // other host for as long as the remote is out of reach from here.
+        if (result.kind === 'unreachable') refs?.pause(taskId);
+        else refs?.resume(taskId);
+        return result.kind === 'unreachable' ? { noAnswer: result.why } : { value: result };
+      });
+      switch (outcome.kind) {
+        case 'landed':
           // One atomic push: the branch and the claim's release (the test hook's two names for one step).
           reached('pushed');
+          // (A failure to update this clone's own tracking ref afterwards is no refusal: the next fetch sets it.)
           await refs?.released(taskId);
           if (refs) reached('claim_released');
           lock.published = head;
           look = { head, at: o.deps.now() };
           return { kind: 'landed' };
-        }
-        if (claimLine?.flag === '!' && /stale info/.test(claimLine.summary)) {
+        case 'lost': {
+          const why = refs?.lostReason(taskId) ?? `the claim of ${taskId} is not this run's any more (its lease ran out and another host took it over)`;
           refs?.forget(taskId);
-          return { kind: 'lost', why: `the claim of ${taskId} is not this run's any more (its lease ran out and another host took it over)` };
+          return { kind: 'lost', why };
         }
-        if (branchLine?.flag === '!' && /non-fast-forward|fetch first|stale info/.test(branchLine.summary)) return { kind: 'moved' };
-        // The server found a ref moved under the push (another host's landing or takeover in between): it
-        // refused the whole atomic push; the next round sees what moved.
-        if (lines.some((line) => line.flag === '!' && /atomic transaction failed|cannot lock ref|failed to update ref/.test(line.summary))) return { kind: 'moved' };
-        throw new RalphError(`${target.name} refused the landing of ${taskId}: ${branchLine?.summary ?? gitReason(pushed.stderr, 'git push failed')}`);
-      };
-      return refs ? refs.serial(job) : job();
+        // Another host landed first, or the server found a ref moved under the push: the next round sees what moved.
+        case 'moved':
+          return { kind: 'moved' };
+        default:
+          throw new RalphError(`${target.name} refused the landing of ${taskId}: ${outcome.why}`);
+      }
     },
 
     async rewind(to) {
@@ -217,9 +226,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     },
 
     async share(branch) {
-      const result = await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `refs/heads/${branch}:refs/heads/${branch}`]));
-      if (result.exitCode === 0) return `${target.name}/${branch}`;
-      o.warn(`could not push the kept branch ${branch} to ${target.name}: ${noAnswer(result) ?? gitReason(result.stderr, 'git push failed')}; it is in this clone only`);
+      const pushed = parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `refs/heads/${branch}:refs/heads/${branch}`])), { branch: `refs/heads/${branch}` });
+      if (pushed.kind === 'landed') return `${target.name}/${branch}`;
+      o.warn(`could not push the kept branch ${branch} to ${target.name}: ${pushed.why}; it is in this clone only`);
       return undefined;
     },
 
@@ -234,17 +243,26 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       });
       if (!listed.trim()) {
         const created = await pushBranch(mine);
-        if (!created.ok) throw new RalphError(`could not create ${target.name}/${target.branch}: ${created.why}`);
+        if (created.kind !== 'landed') throw new RalphError(`could not create ${target.name}/${target.branch}: ${created.why}`);
         messages.push(`${target.name} had no branch ${target.branch}: created it at ${mine.slice(0, 12)} (this clone's)`);
       }
       const head = await fetch();
       if (head !== mine && (await main.contains(mine, head))) {
         // This clone's own commits on the branch go to the remote first: every host starts from them.
         const pushed = await pushBranch(mine);
-        if (!pushed.ok) throw new RalphError(`could not push this clone's ${target.branch} (${mine.slice(0, 12)}) to ${target.name}: ${pushed.why}`);
+        if (pushed.kind !== 'landed') throw new RalphError(`could not push this clone's ${target.branch} (${mine.slice(0, 12)}) to ${target.name}: ${pushed.why}`);
         messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}`);
         lock.published = mine;
         return messages;
+      }
+      if (head !== mine && !(await main.contains(head, mine))) {
+        // This clone's own unpushed landing (a run killed before its push): replayed on the remote's head.
+        const resumed = await resumeLanding({ main, remote: target.name, branch: target.branch, host: target.host, run: o.me.run, stateFiles: o.stateFiles?.() ?? [], fetch, push: pushBranch, share: (branch) => dock.share(branch), dropLeftBehind: async (tasks) => (await refs?.dropLeftBehind(tasks)) ?? [] }, mine, head);
+        if (resumed) {
+          lock.published = resumed.head;
+          look = { head: resumed.head, at: o.deps.now() };
+          return [...messages, resumed.message];
+        }
       }
       const at = await lock.run(() => this.target());
       if (at && at !== mine) messages.push(`this clone's ${target.branch} moved to ${target.name}'s head ${at.slice(0, 12)}`);
@@ -269,5 +287,6 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       return messages;
     },
   };
+  return dock;
 }
 

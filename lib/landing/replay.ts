@@ -1,7 +1,7 @@
 // Replaying a worker's commits (lib/landing: where tasks are claimed and landed, one host or several): one at a time (a lock), each commit replayed on the feature branch's
 // current head with its author and message, the source's state files left out, then the main worktree
 // fast-forwarded. A conflict is never left in a file: the replay is undone and the conflicting paths named.
-import { isUnder, type Git } from '../git.ts';
+import { isUnder, type Git } from '../repo/git.ts';
 
 /** Runs jobs one after another, in the order they asked; knows the feature branch's head between merges. */
 export class MergeLock {
@@ -28,9 +28,10 @@ export type Replay = { head: string; commits: number } | { conflict: string[] };
 /**
  * Replays the commits `base..HEAD` of the worktree onto `target` (the feature branch's head), keeping each
  * commit's author and message and dropping its changes to `stateFiles`; commits that only touched those
- * vanish. On a conflict the worktree is put back as it was and the paths are returned.
+ * vanish; `marks` are trailers added to each (who landed it). On a conflict the worktree is put back as it
+ * was and the paths are returned.
  */
-export async function replayOnto(tree: Git, base: string, target: string, stateFiles: readonly string[]): Promise<Replay> {
+export async function replayOnto(tree: Git, base: string, target: string, stateFiles: readonly string[], marks: Record<string, string> = {}): Promise<Replay> {
   const original = await tree.head();
   const commits = (await tree.raw(['rev-list', '--reverse', `${base}..HEAD`])).split('\n').filter(Boolean);
   if (!original || commits.length === 0) return { head: target, commits: 0 };
@@ -51,7 +52,7 @@ export async function replayOnto(tree: Git, base: string, target: string, stateF
     if (stateFiles.length > 0) await tree.raw(['reset', 'HEAD', '--', ...stateFiles]);
     const staged = await tree.hasStaged();
     if (staged) {
-      await tree.raw(['commit', '--no-verify', '--allow-empty-message', '-C', commit]);
+      await tree.raw(['commit', '--no-verify', '--allow-empty-message', '-C', commit, ...Object.entries(marks).flatMap(([key, value]) => ['--trailer', `${key}: ${value}`])]);
       replayed += 1;
     }
     // What is left (the state files' changes, a commit with nothing else) goes before the next pick.

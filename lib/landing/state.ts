@@ -2,15 +2,18 @@
 // of the main worktree (never merged as text from a worker's copy) and commits them with the work. With
 // several hosts, records are shared: each goes on the head every host sees, is published at once (the
 // others count its failures too), and carries a number no other host's record holds.
-import type { CommitGuard, LeftOut } from '../commit-set.ts';
-import type { Git } from '../git.ts';
+import type { CommitGuard, LeftOut } from '../repo/commit-set.ts';
+import type { Git } from '../repo/git.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { commitText } from './replay.ts';
 import type { Dock } from './types.ts';
 
-/** The trailers of ralph's commits of a worker's task. */
-export function trailers(task: { id: string }, iteration: number, worker: number): Record<string, string> {
-  return { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id, 'Ralph-Worker': `w${worker}` };
+/**
+ * The trailers of ralph's commits of a worker's task; with several hosts, the host too (`--host-name`), so
+ * `git log` says who did what across machines, and a restarted host knows its own unpushed landings.
+ */
+export function trailers(task: { id: string }, iteration: number, worker: number, host?: string): Record<string, string> {
+  return { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id, 'Ralph-Worker': `w${worker}`, ...(host ? { 'Ralph-Host': host } : {}) };
 }
 
 export interface TaskStateOptions {
@@ -66,7 +69,7 @@ export function taskState(o: TaskStateOptions): TaskState {
       for (;;) {
         const target = await dock.target();
         const at = await state.settleOn(result, info);
-        await state.commit(commitText(`ralph: ${task.id} iteration ${at.iteration} ${result.kind === 'fail' ? 'failed' : 'did not finish it'}`, trailers(task, at.iteration, o.worker)), false);
+        await state.commit(commitText(`ralph: ${task.id} iteration ${at.iteration} ${result.kind === 'fail' ? 'failed' : 'did not finish it'}`, trailers(task, at.iteration, o.worker, dock.remote?.host)), false);
         const published = await dock.publish(task.id);
         if (published.kind === 'landed') return;
         if (target) await dock.rewind(target);

@@ -6,7 +6,7 @@
 // claimed nor done. Nothing is pushed, and every git command has a short timeout: a remote that does not
 // answer is one line, not a hang.
 import type { Deps } from '../deps.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
 import { claimsPrefix, isExpired, readClaimRefs, refPart } from './claims.ts';
 import { mustWork, noAnswer, remoteGit } from './remote-git.ts';
 

@@ -1,7 +1,7 @@
 // `--notify URL`: the webhooks of a run, read from the config and checked before the run starts.
 import os from 'node:os';
 import path from 'node:path';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import { UsageError } from '../errors.ts';
 import { formatFor, NOTIFY_FORMATS, type NotifyFormat } from './format.ts';
 import { NOTIFY_EVENTS, type NotifyEvent } from './message.ts';

@@ -1,5 +1,5 @@
 // What a notification says: one pure function from a run event to a short notice (or none).
-import { count } from '../tasks-left.ts';
+import { count } from '../progress/tasks-left.ts';
 import dayjs from 'dayjs';
 import { formatDuration } from '../duration.ts';
 import type { RunEvent } from '../events.ts';

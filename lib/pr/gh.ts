@@ -2,7 +2,8 @@
 // the branch's open pull request, create one, rewrite its body, mark it ready for review. A failure is an
 // error naming the command and gh's own first line.
 import type { Deps } from '../deps.ts';
-import { firstLine, quietEnv } from './target.ts';
+import { quietEnv } from '../repo/git.ts';
+import { firstLine } from './target.ts';
 
 export interface OpenPullRequest {
   number: number;

@@ -3,12 +3,12 @@
 // pushes what is left and opens one draft pull request into the remote's default branch, or rewrites the
 // summary in the one a run opened before, and marks it ready for review when every task is done.
 import path from 'node:path';
-import type { CommitGuard } from '../commit-set.ts';
+import type { CommitGuard } from '../repo/commit-set.ts';
 import type { Deps } from '../deps.ts';
 import type { EventSink, PullRequestRecord, RunEvent, RunSummary } from '../events.ts';
-import { writeFileAtomic } from '../fs-atomic.ts';
-import type { Git } from '../git.ts';
-import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
+import type { Git } from '../repo/git.ts';
+import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { renderSummaryBlock, withSummaryBlock } from './body.ts';
 import { Gh, type OpenPullRequest } from './gh.ts';
 import { Pusher } from './push.ts';

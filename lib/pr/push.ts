@@ -3,11 +3,12 @@
 // remote that moved refuses it, which is a warning, tried again at the next landing and at the end. Before
 // each push, the commits the remote does not have yet are read for what ralph never commits (a secret value,
 // an environment file, a private key: CommitGuard); one found stops every push of the run.
-import { describeLeftOut, type CommitGuard } from '../commit-set.ts';
-import type { Deps } from '../deps.ts';
-import type { Git } from '../git.ts';
-import { count } from '../tasks-left.ts';
-import { firstLine, quietEnv, type PrTarget } from './target.ts';
+import { describeLeftOut, type CommitGuard } from '../repo/commit-set.ts';
+import type { Deps, ExecResult } from '../deps.ts';
+import { parsePushOutcome } from '../landing/push-outcome.ts';
+import { quietEnv, type Git } from '../repo/git.ts';
+import { count } from '../progress/tasks-left.ts';
+import { firstLine, type PrTarget } from './target.ts';
 
 const PUSH_TIMEOUT_MS = 10 * 60_000;
 
@@ -23,15 +24,20 @@ export interface PusherOptions {
 
 const short = (sha: string): string => sha.slice(0, 7);
 
-/** Why `git push --porcelain` failed, in a line: a remote that moved says so, with what to do. */
-export function pushFailure(output: string, remote: string, branch: string): string {
-  const rejected = /^!\t\S+\t\[(remote )?rejected\] \((.+)\)\s*$/m.exec(output);
-  if (rejected && /fetch first|non-fast-forward|stale info/.test(rejected[2]!)) {
-    return `${remote}/${branch} has commits this branch lacks (${rejected[2]}): merge them (git pull --no-rebase ${remote} ${branch}); ralph never force-pushes`;
+/** Why `git push --porcelain` of `branch` did not land, in a line (push-outcome.ts reads it); undefined when it did. */
+export function pushFailure(result: ExecResult, remote: string, branch: string): string | undefined {
+  const outcome = parsePushOutcome(result, { branch: `refs/heads/${branch}` });
+  const reason = (why: string): string => /\((.+)\)\s*$/.exec(why)?.[1] ?? why;
+  switch (outcome.kind) {
+    case 'landed':
+      return undefined;
+    case 'moved':
+      return `${remote}/${branch} has commits this branch lacks (${reason(outcome.why)}): merge them (git pull --no-rebase ${remote} ${branch}); ralph never force-pushes`;
+    case 'refused':
+      return /^\[(remote )?rejected\]/.test(outcome.why) ? `${remote} refused it (${outcome.why.startsWith('[remote') ? 'remote ' : ''}rejected: ${reason(outcome.why)})` : outcome.why;
+    default:
+      return outcome.why;
   }
-  if (rejected) return `${remote} refused it (${rejected[1] ? 'remote ' : ''}rejected: ${rejected[2]})`;
-  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
-  return lines.find((line) => /^(fatal|error):/.test(line) || /timed out/.test(line)) ?? firstLine(output, 'git push failed');
 }
 
 export class Pusher {
@@ -89,8 +95,8 @@ export class Pusher {
         return;
       }
       const result = await this.o.deps.exec('git', ['push', '--porcelain', remote, `${sha}:refs/heads/${branch}`], { cwd: this.o.root, env: quietEnv(this.o.deps.env), timeoutMs: PUSH_TIMEOUT_MS, signal });
-      if (result.exitCode !== 0) {
-        const why = pushFailure(`${result.stdout}\n${result.stderr}`, remote, branch);
+      const why = pushFailure(result, remote, branch);
+      if (why) {
         // Said once per reason: an offline night is one warning, not one per iteration.
         if (why !== this.failure) this.o.warn(`--pr: could not push ${short(sha)} to ${remote}/${branch}: ${why}; tried again when the next iteration lands and at the end`);
         this.failure = why;

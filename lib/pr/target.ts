@@ -3,7 +3,7 @@
 // says the same. Local questions go to git through simple-git; what may reach the network (ls-remote, gh)
 // runs through Deps.exec, with a timeout and no terminal to prompt on.
 import type { Deps } from '../deps.ts';
-import type { Git } from '../git.ts';
+import { quietEnv, type Git } from '../repo/git.ts';
 import { findOnPath } from '../process/zx.ts';
 
 export interface PrTarget {
@@ -30,11 +30,6 @@ export interface TargetContext {
   branch?: string;
   deps: Deps;
   keepDraft: boolean;
-}
-
-/** No prompt from git (credentials) or gh, whatever the terminal: ralph runs unattended. */
-export function quietEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...env, GIT_TERMINAL_PROMPT: '0', GH_PROMPT_DISABLED: '1', GH_NO_UPDATE_NOTIFIER: '1' };
 }
 
 /** The first non-empty line of a command's output, for a one-line message. */

@@ -3,7 +3,7 @@
 // the next run reads these files after taking the lock and ends those groups first.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PRIVATE_DIR, PRIVATE_FILE } from '../private-files.ts';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../repo/private-files.ts';
 import { groupAlive, stopTree } from './process-tree.ts';
 
 export const AGENTS_DIR = path.join('.ralph', 'agents');

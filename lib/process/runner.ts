@@ -78,7 +78,7 @@ interface Output {
   capped?: CappedLog;
 }
 
-async function openOutput(log: WriteStream | undefined, logMaxBytes: number, splitter: LineSplitter, redaction: Redaction, onData: (raw: number, clean: Buffer) => void, onEnd: () => void): Promise<Output> {
+async function openOutput(log: { stream: WriteStream; file: string; max: number; onError: (error: NodeJS.ErrnoException) => void } | undefined, splitter: LineSplitter, redaction: Redaction, onData: (raw: number, clean: Buffer) => void, onEnd: () => void): Promise<Output> {
   let pooled: PooledLog | CappedLog | undefined;
   let capped: CappedLog | undefined;
   const channel = await openChannel((chunk) => {
@@ -89,8 +89,8 @@ async function openOutput(log: WriteStream | undefined, logMaxBytes: number, spl
     splitter.push(clean);
     return room;
   }, onEnd);
-  if (log && logMaxBytes > 0) pooled = capped = new CappedLog(log, () => channel.resume(), logMaxBytes);
-  else if (log) pooled = new PooledLog(log, () => channel.resume());
+  if (log && log.max > 0) pooled = capped = new CappedLog(log.stream, log.file, () => channel.resume(), log.max, log.onError);
+  else if (log) pooled = new PooledLog(log.stream, () => channel.resume());
   return {
     channel,
     ...(capped ? { capped } : {}),
@@ -148,11 +148,11 @@ export async function runProcess(command: Command, options: RunOptions): Promise
     streamEnded();
   };
   const [out, err] = await Promise.all([
-    openOutput(stdoutLog, logMaxBytes, outLines, options.redactor?.stream() ?? PASS, (raw) => {
+    openOutput(stdoutLog && { stream: stdoutLog, file: options.stdoutLog!, max: logMaxBytes, onError: failedLog }, outLines, options.redactor?.stream() ?? PASS, (raw) => {
       stdoutBytes += raw;
       armIdle();
     }, ended),
-    openOutput(stderrLog, logMaxBytes, errLines, options.redactor?.stream() ?? PASS, (_raw, clean) => {
+    openOutput(stderrLog && { stream: stderrLog, file: options.stderrLog!, max: logMaxBytes, onError: failedLog }, errLines, options.redactor?.stream() ?? PASS, (_raw, clean) => {
       addStderr(clean);
       armIdle();
     }, ended),
@@ -225,10 +225,9 @@ export async function runProcess(command: Command, options: RunOptions): Promise
       addStderr(err.flush());
       outLines.end();
       errLines.end();
-      if (!logError) {
-        out.capped?.end();
-        err.capped?.end();
-      }
+      if (!logError) await Promise.all([out.capped?.end(), err.capped?.end()]);
+      out.capped?.close();
+      err.capped?.close();
       await Promise.all([closeLog(stdoutLog), closeLog(stderrLog)]);
       resolve({
         exitCode,

@@ -4,7 +4,7 @@
 // is byte for byte what was there (whatever its encoding) and a 50 MB log costs one buffer, not a million strings.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../fs-atomic.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
 
 /** Size past which progress.txt is compacted (option `progress-max-bytes`). */
 export const DEFAULT_PROGRESS_MAX_BYTES = 256 * 1024;

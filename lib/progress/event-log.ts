@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { AgentEvent } from '../agents/types.ts';
 import type { EventSink, RunEvent } from '../events.ts';
-import { PRIVATE_DIR, PRIVATE_FILE } from '../private-files.ts';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../repo/private-files.ts';
 
 export const EVENTS_FILE = path.join('.ralph', 'events.jsonl');
 /** Agent text kept per field: the raw stream is in the iteration log; this log stays small enough to grep. */

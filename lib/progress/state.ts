@@ -1,6 +1,6 @@
 // What a run is doing right now, folded from its events: shared by status.json, the live view and `ralph status`.
 import type { RunEvent, RunStatus } from '../events.ts';
-import { reviewLine } from '../review-text.ts';
+import { reviewLine } from './review-text.ts';
 
 export type RunState = 'starting' | 'running' | 'reviewing' | 'backing_off' | 'waiting_usage_reset' | 'paused' | 'finished';
 

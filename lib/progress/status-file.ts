@@ -2,8 +2,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { EventSink, RunEvent } from '../events.ts';
-import { writeFileAtomic } from '../fs-atomic.ts';
-import { PRIVATE_FILE } from '../private-files.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
+import { PRIVATE_FILE } from '../repo/private-files.ts';
 import { RunTracker, type RunStatusFile } from './state.ts';
 
 export const STATUS_FILE = path.join('.ralph', 'status.json');

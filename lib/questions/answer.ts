@@ -1,6 +1,6 @@
 // Answering a question, shared by `ralph answer` and the live page of `ralph serve`: find the task's
 // waiting question, record the answer, and say what happens next.
-import { inspectLock } from '../lock.ts';
+import { inspectLock } from '../repo/lock.ts';
 import { readQuestions, recordAnswer, type Question } from './store.ts';
 import { answerCommand, quoted } from './text.ts';
 

@@ -3,7 +3,7 @@
 // terminal and the run in another never lose each other's writes. The state is the fold of the lines.
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PRIVATE_DIR, PRIVATE_FILE } from '../private-files.ts';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../repo/private-files.ts';
 
 export const QUESTIONS_FILE = path.join('.ralph', 'questions.jsonl');
 

@@ -4,11 +4,12 @@
 // the uncommitted paths that were its work and not the user's, the tasks its source still shows in an
 // iteration, the workers' worktrees. It returns what it settled as data; --dry-run prints the same list
 // from planRecovery() without acting.
-import { isRalphFile, listPaths, type CommitGuard } from '../commit-set.ts';
+import { listPaths, type CommitGuard } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
 import type { GateResult } from '../gates.ts';
-import type { Git } from '../git.ts';
+import type { Git } from '../repo/git.ts';
 import type { Committed } from '../iteration/workspace.ts';
-import { matchesAny } from '../iteration/work-state.ts';
+import { matchesAny } from '../repo/paths.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { reached } from './crash-points.ts';
 import { removeDeadGitLocks, removeDeadSocketDirs, removeDeadTemps } from './leftover-locks.ts';

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../fs-atomic.ts';
-import { PRIVATE_FILE } from '../private-files.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
+import { PRIVATE_FILE } from '../repo/private-files.ts';
 import { CRASH_POINTS, listenToPoints, type CrashPoint, type Listener, type PointDetail } from './crash-points.ts';
 
 export const JOURNAL_FILE = path.join('.ralph', 'journal.json');

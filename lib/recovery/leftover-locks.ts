@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Git } from '../git.ts';
+import type { Git } from '../repo/git.ts';
 
 /** `.prd.json.4242.3.tmp` (lib/fs-atomic.ts): the PID that was writing it. */
 export function tempWriter(file: string): number | undefined {

@@ -2,8 +2,8 @@
 // acting, each as a `would recover: …` line, and the tasks as the run will see them once it has recovered.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { listPaths } from '../commit-set.ts';
-import type { Git } from '../git.ts';
+import { listPaths } from '../repo/commit-set.ts';
+import type { Git } from '../repo/git.ts';
 import { recordedAgentsAlive } from '../process/agent-pid.ts';
 import type { Snapshot, TaskSource } from '../sources/types.ts';
 import { readEvidence } from './index.ts';

@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../errors.ts';
 import type { RunSummary } from '../events.ts';
-import { writeFileAtomic } from '../fs-atomic.ts';
-import { PRIVATE_FILE } from '../private-files.ts';
+import { writeFileAtomic } from '../repo/fs-atomic.ts';
+import { PRIVATE_FILE } from '../repo/private-files.ts';
 import { renderHtmlReport } from './html.ts';
 import { renderMarkdownReport } from './markdown.ts';
 

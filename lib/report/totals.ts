@@ -2,7 +2,7 @@
 import dayjs from 'dayjs';
 import type { IterationOutcome, IterationRecord, RunSummary } from '../events.ts';
 import { formatDuration } from '../duration.ts';
-import { reviewLine } from '../review-text.ts';
+import { reviewLine } from '../progress/review-text.ts';
 import { pullRequestText } from '../pr/lines.ts';
 import { answerCommand } from '../questions/text.ts';
 import { landedText } from '../landing/view-text.ts';
@@ -114,6 +114,7 @@ export function reportFacts(summary: RunSummary): Array<[string, string]> {
     ['ended', formatTime(summary.endedAt)],
     ['duration', formatDuration(summary.durationMs)],
     ...(summary.converge ? [['converge', convergeText(summary.converge)] as [string, string]] : []),
+    ...(summary.hooks?.length ? [['hooks', hooksText(summary.hooks)] as [string, string]] : []),
     ...(summary.pr ? pullRequestFacts(summary.pr) : []),
     ...(summary.remote ? [['remote', `${landedText(summary.remote, summary.records.flatMap((record) => record.tasksDone))}; this host: ${summary.remote.host}`] as [string, string]] : []),
   ];
@@ -130,6 +131,11 @@ export const AGENT_COLUMNS = ['agent', 'iterations', 'cost', 'tokens in', 'token
 export function convergeText(converge: NonNullable<RunSummary['converge']>): string {
   const each = converge.appended.map((tasks, index) => `pass ${converge.resumed + index + 1} ${tasks.length > 0 ? `appended ${tasks.join(', ')}` : index === converge.appended.length - 1 && converge.converged ? 'found nothing (converged)' : 'appended nothing'}`);
   return `${converge.passes} of ${converge.maxPasses} passes${each.length > 0 ? `: ${each.join('; ')}` : ''}; ${converge.converged ? 'converged' : 'not proven converged'}`;
+}
+
+/** The project's hooks this run: `before_implement speckit.git.validate (git) passed (iteration 1); …`. */
+export function hooksText(hooks: NonNullable<RunSummary['hooks']>): string {
+  return hooks.map((hook) => `${hook.name} ${hook.outcome === 'pass' ? 'passed' : 'failed'} (iteration ${hook.iteration})`).join('; ');
 }
 
 /** --pr in the report: the pull request, and what is not pushed when something is not. */

@@ -4,7 +4,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Agent } from '../agents/types.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/index.ts';
 import type { Command } from '../process/runner.ts';
 import { findOnPath } from '../process/zx.ts';
 import { isWithin, wrapCommand, type BwrapPlan, type PathKind } from './bwrap.ts';

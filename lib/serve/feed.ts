@@ -2,7 +2,7 @@
 // and the lock read beside it, the past reports listed. Only reads; polls a few small stats per tick.
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { inspectLock } from '../lock.ts';
+import { inspectLock } from '../repo/lock.ts';
 import { eventsPath } from '../progress/event-log.ts';
 import type { RunStatusFile, WorkerStatus } from '../progress/state.ts';
 import { readStatusFile, statusPath } from '../progress/status-file.ts';

@@ -2,7 +2,7 @@
 // background, for the remote that `--remote` (RALPH_REMOTE, "remote") names or else the one the shown run
 // works with. Only reads: a fetch of the claims into refs/ralph-view/, never the run's refs (lib/landing/view.ts).
 import type { Deps } from '../deps.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
 import { readRemoteClaims, type RemoteView } from '../landing/view.ts';
 
 /** How often the claims are fetched again. */

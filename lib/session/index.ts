@@ -5,18 +5,19 @@ import path from 'node:path';
 import { onForcedExit } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
-import { errorMessage, InterruptedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
-import { fileSystemError } from '../fs-errors.ts';
+import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
+import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
-import { excludeRalphFiles } from '../git.ts';
-import { CommitGuard, describeLeftOut, isRalphFile, startNotes } from '../commit-set.ts';
-import { inspectLock, type HeldLock } from '../lock.ts';
+import { excludeRalphFiles } from '../repo/git.ts';
+import { CommitGuard, describeLeftOut, startNotes } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
+import { inspectLock, type HeldLock } from '../repo/lock.ts';
 import type { Task } from '../sources/types.ts';
 import type { Command } from '../process/runner.ts';
 import type { Agent } from '../agents/types.ts';
 import { createView } from '../view/live.ts';
 import { printError } from '../view/print-error.ts';
-import { ensurePrivateDir, PRIVATE_FILE } from '../private-files.ts';
+import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { recoverRun } from '../recovery/index.ts';
@@ -24,6 +25,7 @@ import { reached } from '../recovery/crash-points.ts';
 import type { Journal } from '../recovery/journal.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
+import { takeLeftWork } from './left-work.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
 import type { Handover } from '../pr/index.ts';
@@ -52,7 +54,15 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const flags = parsed.flags;
   const view = createView({ out: deps.stderr, env: deps.env, quiet: flags.get('quiet') === true, verbose: flags.get('verbose') === true, now: () => deps.now() });
   bus.add(view);
-  const warn = (message: string): void => bus.emit({ type: 'warning', message });
+  // Until the lock is held, warnings wait: a run another run's lock refuses says the refusal and nothing else.
+  let early: string[] | undefined = [];
+  const say = (message: string): void => bus.emit({ type: 'warning', message });
+  const warn = (message: string): void => void (early ? early.push(message) : say(message));
+  const sayEarly = (): void => {
+    const waiting = early ?? [];
+    early = undefined;
+    for (const message of waiting) say(message);
+  };
   const records: IterationRecord[] = [];
   let lock: HeldLock | undefined;
   /** What the run has under way, for the next start after a crash (lib/recovery/journal.ts). */
@@ -107,6 +117,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     redactor = new Redactor({ env: deps.env, enabled: prepared.config.extra.get('redact') !== false, names: prepared.config.extra.get('redact-env') as string[] | undefined });
     const { config, source, root } = prepared;
     if (config.dryRun) {
+      sayEarly();
       const lockState = inspectLock(root, deps.now());
       finished = true;
       return await printPlan(prepared, lockState, deps);
@@ -116,10 +127,11 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     const notifying = ((config.extra.get('notify') as string[] | undefined) ?? []).length > 0 ? await import('../notify/index.ts') : undefined;
     const notify = notifying?.notifySettings(config);
     if (prepared.branch === undefined) warn('HEAD is detached: commits will not be on a branch');
+
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
     const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }] = await Promise.all([
-      import('../lock.ts'),
+      import('../repo/lock.ts'),
       import('./loop.ts'),
       import('./worktrees.ts'),
       import('../gates.ts'),
@@ -131,11 +143,13 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       root,
       branch: prepared.branch ?? '(detached)',
       now: new Date(startedAt),
-      warn,
+      // Said at once: a heartbeat watched for 7 s says why the start waits.
+      warn: say,
       onCompromised: (error) => warn(`the lock ${root}/.ralph.lock was compromised: ${error.message}`),
       sleep: (ms) => deps.sleep(ms, signal),
     });
     const held = lock;
+    sayEarly();
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
@@ -159,6 +173,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       // Everything a run that died left (lib/recovery/): its agents, its iterations under way, its work in
       // the tree told apart from the user's own changes, tasks left in an iteration, worktrees. What the user
       // had changed before the run stays theirs: left out of every commit of ralph's.
+      let left: { paths: ReadonlySet<string>; notes: string[] } = { paths: new Set(), notes: [] };
       const recovery = await recoverRun({
         root,
         sessionId,
@@ -166,9 +181,15 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         source,
         maxIterations: prepared.maxIterations,
         stopOrphans: () => stopOrphanedAgent(root, config.killGrace),
-        makeGuard: (userPaths) => new CommitGuard(new Set(userPaths), () => source.workers.stateFiles(), redactor),
+        // Read once the lock is held: before it, the changes could be another run's state in flight. Work an
+        // iteration of an earlier run left when that run ended before its verdict is not the user's either.
+        makeGuard: (userPaths) => {
+          left = takeLeftWork(root, userPaths, commitOn);
+          return new CommitGuard(new Set(userPaths.filter((file) => !left.paths.has(file) && !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
+        },
         notes: (evidence) => {
-          for (const note of startNotes(evidence.userPaths, source.workers.stateFiles(), prepared!.commitMode)) warn(note);
+          for (const note of startNotes(evidence.userPaths.filter((file) => !left.paths.has(file)), source.workers.stateFiles(), prepared!.commitMode)) warn(note);
+          for (const note of left.notes) bus.emit({ type: 'info', message: note });
         },
         gates: runGatesIn,
         commit: commitOn && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
@@ -197,7 +218,19 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commitOn) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
-      const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }) }) : undefined;
+      const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }), stateFiles: () => source.workers.stateFiles() }) : undefined;
+      // Task state that no commit took (a failed last iteration, a worker's failure, an iteration a signal cut
+      // short and put back) goes in one last commit, however the loop ended: the next start is a plain one.
+      // (--remote: every record was published as it was made.)
+      const closeState = async (): Promise<void> => {
+        if (!commitOn || prepared!.remote) return;
+        try {
+          const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
+          if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
+        } catch (error) {
+          warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
+        }
+      };
       const result = await runLoop({
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
@@ -229,18 +262,12 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         redactor,
         wrap,
         dock,
+      }).catch(async (error: unknown) => {
+        await closeState();
+        throw error;
       });
-      // Task state that no commit took (a failed last iteration, a worker's failure) goes in one last commit.
-      // (--remote: every record was published as it was made.)
-      if (commitOn && !prepared.remote) {
-        try {
-          const closing = await guard.commit(git, `ralph: task state at the end of session ${sessionId}`, { 'Ralph-Session': sessionId }, { only: source.workers.stateFiles() });
-          if (closing.leftOut.length > 0) warn(`not committed: ${closing.leftOut.map(describeLeftOut).join('; ')}`);
-        } catch (error) {
-          warn(`could not commit the task state at the end of the run: ${errorMessage(error)}`);
-        }
-      }
-      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}) });
+      await closeState();
+      summary = summarize(result.status, result.exitCode, result.message, { tasksRemaining: result.tasksRemaining, tasksSkipped: result.tasksSkipped, skippedTaskIds: result.skippedTaskIds, costUsd: result.costUsd, ...(result.converge ? { converge: result.converge } : {}), ...(result.remote ? { remote: result.remote } : {}), ...(result.hooks ? { hooks: result.hooks } : {}) });
       finished = true;
     } finally {
       control.close();
@@ -250,11 +277,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     if (error instanceof InterruptedError) {
       const left = await prepared?.source.snapshot().catch(() => undefined);
       const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
-      const message = error instanceof StopRequestedError ? error.message : `interrupted by ${error.signal}; the agent was stopped`;
+      const message = error instanceof StopRequestedError ? error.message : `${error instanceof OutputClosedError ? error.message : `interrupted by ${error.signal}`}; the agent was stopped`;
       summary = summarize('interrupted', error.exitCode, message, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
     } else {
       // Every failure ends here: one line (a file-system error names its path), never a stack trace.
       const failure = error instanceof RalphError ? error : (fileSystemError(error) ?? unexpectedError(error, prepared?.root ?? deps.cwd, sessionId));
+      // Refused by another run's lock: what this run noticed before is about a run that does not happen.
+      if (failure instanceof LockHeldError) early = undefined;
+      else sayEarly();
       view.clear?.();
       printError(deps, failure);
       // What is left comes from the source on this path too (a run that could not start has all of it left).
@@ -270,6 +300,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   } finally {
     // Normally the lock goes after the final state is on disk (below); an unexpected error must not keep it.
     if (!finished) await lock?.release();
+  }
+  // However the run ended (0, 1, 2, 130): what it still holds in a shared task database goes back (beads: its workers' claims).
+  if (lock && finished && prepared?.source.release) {
+    try {
+      for (const message of await prepared.source.release()) warn(message);
+    } catch (error) {
+      warn(`could not give back what this run holds in ${prepared.source.name}: ${errorMessage(error)}`);
+    }
   }
   // The summary feeds the session record, both reports, --json and the on-exit hook: redacted once here.
   summary = redactor.deep(summary);
@@ -298,7 +336,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
   if (onExit) {
     const variables = redactor.deep({ RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId });
-    await (await import('../hooks.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
+    await (await import('./exit-hook.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
   }
   return summary.exitCode;
 }

@@ -1,12 +1,14 @@
 // What the loop hands back when it ends, and how long a host with nothing to start waits before it looks
 // again at what the other hosts hold.
-import type { Config } from '../config.ts';
-import type { IterationRecord, RunStatus } from '../events.ts';
+import type { Config } from '../config/index.ts';
+import type { IterationRecord, RunStatus, RunSummary } from '../events.ts';
 import { DEFAULT_LEASE_MS } from '../landing/preflight.ts';
 import type { Dock, RemoteTarget } from '../landing/types.ts';
 import type { Snapshot, Task, WorkerSupport } from '../sources/types.ts';
 import type { Convergence } from './converge.ts';
-import type { LoopResult } from './loop.ts';
+
+/** What the loop hands back to the session: the run's summary but for what only the session knows. */
+export type LoopResult = Omit<RunSummary, 'startedAt' | 'endedAt' | 'durationMs' | 'sessionId' | 'source' | 'agent'>;
 
 export interface LoopEnd {
   status: RunStatus;

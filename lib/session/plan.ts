@@ -1,10 +1,11 @@
 import { formatDuration } from '../duration.ts';
-import { count } from '../tasks-left.ts';
+import { count } from '../progress/tasks-left.ts';
 import type { Deps } from '../deps.ts';
-import { isRalphFile, startNotes, withUserWorkNote, type CommitMode } from '../commit-set.ts';
+import { startNotes, withUserWorkNote, type CommitMode } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
 import { DEFAULT_MAX_CONVERGE } from './converge.ts';
-import type { LockState } from '../lock.ts';
-import { HEARTBEAT_WATCH_MS } from '../lock-verdict.ts';
+import type { LockState } from '../repo/lock.ts';
+import { HEARTBEAT_WATCH_MS } from '../repo/lock-verdict.ts';
 import type { Prepared } from './prepare.ts';
 import { seatCommand, type Seat } from '../iteration/agent-roster.ts';
 import type { Command } from '../process/runner.ts';
@@ -103,6 +104,16 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   out.push(`no-progress breaker: ${describeBreaker(prepared.breaker)}`);
   const converge = convergePlan(prepared);
   if (converge) out.push(`then converge: once every task is done, up to ${count(converge.maxPasses, 'pass', 'passes')}${converge.resumed > 0 ? ` (${converge.resumed} already made by a run that was cut short: ${converge.maxPasses - converge.resumed} left)` : ''}, each a fresh agent that appends what the spec still asks for as tasks; prompt: ${converge.via}`);
+  // The project's own hooks around the work (Spec Kit's extension hooks): run, offered, or left.
+  const hooks = prepared.problems.length === 0 ? (() => {
+    try {
+      return source.hooks?.describe(agent.name) ?? [];
+    } catch (error) {
+      problems.push((error as Error).message);
+      return [];
+    }
+  })() : [];
+  out.push(...hooks);
   const review = prepared.review;
   const reviewCommand = review ? review.agent.command({ prompt: '<review prompt>', model: review.model, extraArgs: [], cwd: root }) : undefined;
   out.push(
@@ -124,7 +135,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(waiting.length > 0 ? { waiting } : {}), ...(recovering.length > 0 ? { recover: recovering } : {}), ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), ...(remote ? { remote } : {}), problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(waiting.length > 0 ? { waiting } : {}), ...(recovering.length > 0 ? { recover: recovering } : {}), ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), ...(hooks.length > 0 ? { hooks } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), ...(remote ? { remote } : {}), problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }

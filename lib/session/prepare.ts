@@ -1,13 +1,14 @@
 // Preparing a run: config, source, agent and every prerequisite, checked before anything changes.
 import { getAgent } from '../agents/index.ts';
-import type { CommitMode } from '../commit-set.ts';
+import type { CommitMode } from '../repo/commit-set.ts';
 import { seatCommand, seatLabel, type Seat } from '../iteration/agent-roster.ts';
 import type { Agent } from '../agents/types.ts';
 import type { OptionValue } from '../config/values.ts';
-import { readConfigFile, resolveConfig, type Config } from '../config.ts';
+import { readConfigFile, resolveConfig, type Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
 import { PrerequisiteError } from '../errors.ts';
-import { Git } from '../git.ts';
+import { Git } from '../repo/git.ts';
+import { refuseIfHeld } from '../repo/lock.ts';
 import { createSource, detectSource, noSourceError } from '../sources/index.ts';
 import type { TaskSource } from '../sources/types.ts';
 import { findOnPath } from '../process/zx.ts';
@@ -62,6 +63,8 @@ export async function prepare(parsed: CommandLine, deps: Deps, warn: (message: s
   const gitRoot = await git.root();
   const root = gitRoot ?? deps.cwd;
   const config = resolveConfig({ flags: parsed.flags, env: deps.env, file: readConfigFile(root), passthrough: parsed.passthrough });
+  // A live run's lock refuses this one before anything else is read, said or written.
+  if (gitRoot && !config.dryRun) refuseIfHeld(root, deps.now());
   const problems: string[] = [];
   if (!gitRoot) problems.push(`not inside a git work tree (${deps.cwd}): run ralph from your project's repository`);
   const branch = gitRoot ? await git.branch() : undefined;

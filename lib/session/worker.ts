@@ -2,15 +2,18 @@
 // iteration's commits are replayed onto the feature branch (this host's, or the remote's: lib/landing/)
 // under the merge lock, then ralph records the task in the main worktree's state files and commits them
 // with the work; anything else is kept on a branch.
-import { describeLeftOut, isRalphFile, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
+import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
+import { isRalphFile, matchesAny } from '../repo/paths.ts';
 import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
-import { matchesAny } from '../iteration/work-state.ts';
-import { gitReason, type Git } from '../git.ts';
+import { gitReason, type Git } from '../repo/git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';
 import { taskState, trailers } from '../landing/state.ts';
 import type { Dock } from '../landing/types.ts';
+import type { GateResult } from '../gates.ts';
+import { conflictReason, gatesConflict, mergedGatesReason } from '../landing/reasons.ts';
+import { resolveOnto, type Resolved, type Resolver } from '../landing/resolve.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
 import { reached } from '../recovery/crash-points.ts';
 
@@ -25,6 +28,13 @@ export interface WorkerOptions {
   sessionId: string;
   /** What ralph's commits may hold (no secrets, no private keys); the worktree itself holds no user changes. */
   guard?: CommitGuard;
+  /**
+   * ralph's quality gates, when configured: run again on the merged result before the feature branch moves
+   * to it, unless the merge is a fast-forward of exactly what the iteration's own gates passed.
+   */
+  gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
+  /** Lets the agent resolve a conflict on the new head (once per landing) before the task is redone. */
+  resolve?: Resolver;
 }
 
 export interface WorkerWorkspace extends Workspace {
@@ -40,11 +50,6 @@ interface Early {
   target: string;
   original: string;
   replay: Replay;
-}
-
-/** How an iteration whose work could not be merged is described. */
-export function conflictReason(paths: readonly string[], kept: string | undefined): string {
-  return `merge conflict in ${paths.join(', ')}: the work is kept${kept ? ` on branch ${kept}` : ''} and the task runs again on a fresh base`;
 }
 
 export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
@@ -74,7 +79,9 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
    * or one cherry-pick. Otherwise every commit is replayed without its state-file changes.
    */
   const rebase = async (target: string, own: string | undefined, agentCommitted: boolean): Promise<Replay> => {
-    if (agentCommitted) return replayOnto(tree.git, tree.base!, target, stateFiles());
+    // Several hosts: the agent's own commits say which host and worker landed them, like ralph's (state.ts).
+    const marks: Record<string, string> = dock.remote ? { 'Ralph-Task': currentTask, 'Ralph-Worker': `w${tree.worker}`, 'Ralph-Host': dock.remote.host } : {};
+    if (agentCommitted) return replayOnto(tree.git, tree.base!, target, stateFiles(), marks);
     if (!own) return { head: target, commits: 0 };
     if (target === tree.base) return { head: own, commits: 1 };
     return pickOnto(tree.git, own, target);
@@ -135,8 +142,14 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     // One host lands in one round, so it asks git neither (a replay that conflicts undoes itself).
     const original = early?.original ?? (dock.remote ? await tree.git.head() : undefined);
     const before = dock.remote ? await main.head() : undefined;
+    // Once per landing, the agent may resolve a conflict on the new head; its commit then stands for the work.
+    const resolving: { tried?: Resolved } = {};
     try {
-      return await landOn(landing, own, agentCommitted, original, early);
+      const landed = await landOn(landing, own, agentCommitted, original, early, resolving);
+      const { tried } = resolving;
+      if (!tried?.resolution) return landed;
+      const { costUsd, inputTokens, outputTokens, durationMs } = tried.resolution;
+      return { ...landed, resolve: { ok: 'head' in tried, ...('head' in tried ? { files: tried.files } : { why: tried.why }), costUsd, inputTokens, outputTokens, durationMs } };
     } catch (error) {
       if (!(error instanceof RemoteUnreachableError)) throw error;
       // The remote stayed silent past --remote-wait: this clone goes back to what it had, the work to a branch.
@@ -147,7 +160,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     }
   };
 
-  const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined): Promise<Landed> => {
+  const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined, resolving: { tried?: Resolved }): Promise<Landed> => {
     let ready = early;
     const refuse = async (why: string, target: string, iteration: number): Promise<Landed> => {
       await backTo(original);
@@ -162,13 +175,36 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (lost) return refuse(lost, target, info.iteration);
       let replay: Replay;
       if (ready && ready.target === target) replay = ready.replay;
+      else if (resolving.tried && 'head' in resolving.tried) replay = await pickOnto(tree.git, resolving.tried.head, target);
       else {
         // The branch moved since: the worktree goes back to the agent's work and is rebased again.
         await backTo(original);
         replay = await rebase(target, own, agentCommitted);
       }
       ready = undefined;
+      if ('conflict' in replay && options.resolve && !resolving.tried) {
+        // A short agent run on the new head costs less than the whole task again: the markers are its to settle.
+        const work = (await tree.git.head())!;
+        const env = { ...source.agentEnv?.(info), ...source.workers.env(tree.dir) };
+        const message = commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host));
+        const tried = await resolveOnto(tree.git, tree.dir, tree.base, work, target, stateFiles(), (markers) => options.resolve!({ task, iteration: info.iteration, cwd: tree.dir, env, markers }), message);
+        resolving.tried = tried;
+        if ('head' in tried) replay = { head: tried.head, commits: 1 };
+      }
       let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
+      // The branch only ever holds commits that pass the gates: the merged result is gated before the branch
+      // moves to it, unless it is exactly what the iteration's own gates passed (the branch had not moved).
+      if (!('conflict' in replay) && replay.head !== target && options.gates && target !== tree.base) {
+        const gated = await options.gates(info.iteration, tree.dir);
+        if (!gated.every((gate) => gate.passed)) {
+          await backTo(original);
+          const kept = await keepShared(info.iteration);
+          const reason = mergedGatesReason(gated, target, kept);
+          if (dock.remote) await dock.rewind(target);
+          await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [], gates: gated }, info);
+          return { conflict: gatesConflict(gated), kept, reason, head: target, mergeGates: gated };
+        }
+      }
       if (!('conflict' in replay) && replay.head !== target) {
         const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
         if (!forward.ok) conflict = [`the main worktree (${gitReason(forward.output, 'git merge --ff-only failed')})`];
@@ -178,7 +214,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
         await backTo(original);
         const kept = await keepShared(info.iteration);
-        const reason = conflictReason(conflict, kept);
+        const reason = conflictReason(conflict, kept, resolving.tried && 'why' in resolving.tried ? resolving.tried.why : undefined);
         if (dock.remote) await dock.rewind(target);
         // Under the lock already: the failure is published inline.
         await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
@@ -187,7 +223,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       await source.workers.markDone(result.tasksDone);
       const at = await state.settleOn(result, info);
       // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker)), own !== undefined && 'commits' in replay && replay.commits > 0);
+      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker, dock.remote?.host)), (own !== undefined || (resolving.tried !== undefined && 'head' in resolving.tried)) && 'commits' in replay && replay.commits > 0);
       reached('state_written', { iteration: info.iteration, outcome: result.kind });
       const head = await main.head();
       const published = await dock.publish(task.id);
@@ -235,7 +271,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       }
       if (result.kind === 'pass') {
         const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
-        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker), info.iteration);
+        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host), info.iteration);
         if (own) reached('work_committed', { iteration: info.iteration, commit: own });
         const early = await rebaseEarly(own, agentCommitted);
         const landed = await lock.run(async () => {

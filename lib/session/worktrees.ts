@@ -3,8 +3,8 @@
 // not merged (a failed or interrupted iteration, a conflict) is kept on a `ralph-kept/…` branch, never lost.
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../commit-set.ts';
-import { excludeFromGit, Git, isUnder } from '../git.ts';
+import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
+import { excludeFromGit, Git, isUnder } from '../repo/git.ts';
 
 export const WORKTREES_DIR = path.join('.ralph', 'worktrees');
 export const WORKER_BRANCH_PREFIX = 'ralph-worker/';

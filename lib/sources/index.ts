@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { SourceName } from '../config.ts';
+import type { SourceName } from '../config/index.ts';
 import { RalphError } from '../errors.ts';
 import { detectPrd } from './prd/locate.ts';
 import { detectSpeckit } from './speckit/resolve.ts';
@@ -8,7 +8,7 @@ import type { SourceContext, TaskSource } from './types.ts';
 
 // A source's modules load only when it is used (each module costs a few ms under tsx); detection reads
 // the project through two small modules.
-const beads = () => import('./beads.ts');
+const beads = () => import('./beads/source.ts');
 const speckit = () => import('./speckit/index.ts');
 const prd = () => import('./prd/source.ts');
 

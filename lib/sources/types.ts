@@ -1,8 +1,9 @@
 import type { Deps } from '../deps.ts';
-import type { Config, SourceName } from '../config.ts';
+import type { Config, SourceName } from '../config/index.ts';
 import type { GateResult } from '../gates.ts';
 import type { Classification } from '../agents/types.ts';
 import type { ReviewRecord } from '../events.ts';
+import type { Task } from '../task.ts';
 
 /** How a source names its tasks and their finishing in messages (`bead` … `closed`). */
 export interface TaskWords {
@@ -11,14 +12,7 @@ export interface TaskWords {
 }
 
 /** One unit of work as any source sees it. */
-export interface Task {
-  id: string;
-  title: string;
-  /** Source-specific status word (open, in_progress, closed, pending, completed, …). */
-  status: string;
-  priority?: number;
-  meta?: Record<string, unknown>;
-}
+export type { Task };
 
 /** What a source looks like at one moment. `remaining` is everything not done (ready or not). */
 export interface Snapshot {
@@ -132,6 +126,39 @@ export interface ConvergeSupport {
   close(converged: boolean): void;
 }
 
+/** A project's own hook, run as an agent pass of its own (Spec Kit's before_implement / after_implement). */
+export interface HookPassInfo {
+  /** `before`: before the first task; `after`: once every task is done. */
+  when: 'before' | 'after';
+  /** The event as the project names it: `after_implement`. */
+  event: string;
+  /** The command: `speckit.review.run`. */
+  command: string;
+  extension?: string;
+  description?: string;
+  /** How records and lines name it: `after_implement speckit.review.run (review)`. */
+  name: string;
+  /** Its title as a task: `review extension's hook: Review the implementation`. */
+  title: string;
+  /** What it is recorded as passed under. */
+  key: string;
+}
+
+/** The project's hooks around the work; each passes once per cycle of work, however many runs it takes. */
+export interface HookSupport {
+  /**
+   * The hooks still to pass, in the project's order. Asked for `before` while work is ahead, a cycle
+   * whose `after` hooks all passed is over: a new one starts, and every hook is due again.
+   */
+  pending(when: 'before' | 'after'): HookPassInfo[];
+  /** The prompt of a pass: the hook's command as `agent` invokes it, and where that came from. */
+  prompt(hook: HookPassInfo, agent: string): string;
+  /** Records a pass in the source's files: progress.txt, and a passed hook as passed for this cycle. */
+  record(hook: HookPassInfo, ok: boolean, reason: string, info: IterationInfo): void;
+  /** What the dry run says about them for `agent`: one line each for the hooks run, offered and left. */
+  describe(agent: string): string[];
+}
+
 /** A task source: beads, Spec Kit tasks.md or prd.json behind one small interface. */
 export interface TaskSource {
   readonly name: SourceName;
@@ -156,13 +183,25 @@ export interface TaskSource {
   afterRecovery?(): Promise<{ messages: string[]; snapshot: Snapshot }>;
   /** Whether the source holds its record of iteration `iteration` (settle() ran for it): recovery never records one twice. */
   recorded?(iteration: number): Promise<boolean>;
+  /**
+   * The run is over, however it ends (before the lock goes): give back what this run still holds in a
+   * shared task database (beads: its workers' claims); returns what to tell the user.
+   */
+  release?(): Promise<string[]>;
   snapshot(purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** The prompt for one iteration. */
   prompt(task: Task, info: IterationInfo): Promise<string>;
-  /** Extra environment for the agent (e.g. SPECIFY_FEATURE_DIRECTORY). */
-  agentEnv?(): Record<string, string>;
+  /** Extra environment for the agent of an iteration (e.g. SPECIFY_FEATURE_DIRECTORY, a worker's bd actor). */
+  agentEnv?(info?: IterationInfo): Record<string, string>;
   /** Called before the agent runs on `task`. */
   claim?(task: Task, info: IterationInfo): Promise<void>;
+  /**
+   * The iteration on `task` ended before its verdict, in a run that ends cleanly (a signal, `ralph stop
+   * --now`, a usage limit past --max-wait, a failure, the output closed): record it as interrupted and put
+   * the task back as it was before claim(), so the next start finds nothing in flight. Nothing when the
+   * iteration was settled already. Returns one line for the user, or undefined when nothing was put back.
+   */
+  abandon?(task: Task, info: IterationInfo, why: string): Promise<string | undefined>;
   /** Records the iteration's result in the source's own files. */
   settle?(result: IterationResult, info: IterationInfo): Promise<void>;
   /** Agent defaults this source's project asks for (e.g. Spec Kit's configured integration); flags win. */
@@ -191,6 +230,8 @@ export interface TaskSource {
   remoteState?(): 'files' | 'database' | { problem: string };
   /** Converge passes once every task is done (`--converge`); sources without it do not converge. */
   readonly converge?: ConvergeSupport;
+  /** The project's own hooks around the work (Spec Kit's extension hooks); sources without them have none. */
+  readonly hooks?: HookSupport;
   /** How messages name a task and its finishing (`bead` … `closed`, `task` … `checked off`). */
   readonly words: TaskWords;
   /**

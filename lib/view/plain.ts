@@ -3,8 +3,9 @@ import { formatDuration } from '../duration.ts';
 import type { Output } from '../deps.ts';
 import type { EventSink, RunEvent } from '../events.ts';
 import { oneLine } from '../agents/common.ts';
-import { reviewLine } from '../review-text.ts';
-import { count, describeTasksLeft } from '../tasks-left.ts';
+import type { AgentEvent } from '../agents/types.ts';
+import { reviewLine } from '../progress/review-text.ts';
+import { count, describeTasksLeft } from '../progress/tasks-left.ts';
 import { pullRequestLines } from '../pr/lines.ts';
 import { answerCommand, quoted } from '../questions/text.ts';
 import { paint, type Colour } from './colour.ts';
@@ -32,7 +33,7 @@ export class LineView implements EventSink {
   /** The worker of each running iteration (several workers): their lines say whose they are. */
   private readonly workers = new Map<number, number>();
   /** Running iterations: their task, start and last output (for the heartbeat line). */
-  private readonly running = new Map<number, { task: string; startedAt: number; lastOutputAt: number; last: string }>();
+  private readonly running = new Map<number, { task: string; startedAt: number; lastOutputAt: number; last?: AgentEvent }>();
   private lastLineAt = 0;
   private beat: NodeJS.Timeout | undefined;
   private heartbeatMs = 0;
@@ -58,7 +59,7 @@ export class LineView implements EventSink {
     const now = (this.options.now ?? Date.now)();
     if (this.running.size === 0 || now - this.lastLineAt < this.heartbeatMs) return;
     for (const [iteration, run] of this.running) {
-      const last = run.last ? `; last output ${formatDuration(now - run.lastOutputAt)} ago: ${run.last}` : '; no output yet';
+      const last = run.last ? `; last output ${formatDuration(now - run.lastOutputAt)} ago: ${lastOutput(run.last)}` : '; no output yet';
       this.line(`still working: iteration ${iteration}${this.tag(iteration)} ${run.task} for ${formatDuration(now - run.startedAt)}${last}`, now, 'dim');
     }
   }
@@ -107,7 +108,7 @@ export class LineView implements EventSink {
         this.line(`warning: ${event.message}`, at, 'yellow');
         break;
       case 'iteration_start':
-        this.running.set(event.iteration, { task: event.task.id, startedAt: at, lastOutputAt: at, last: '' });
+        this.running.set(event.iteration, { task: event.task.id, startedAt: at, lastOutputAt: at });
         // A period of silence is counted from the start of an iteration at the earliest (--quiet prints no line for it).
         this.lastLineAt = Math.max(this.lastLineAt, at);
         if (event.worker !== undefined) this.workers.set(event.iteration, event.worker);
@@ -115,7 +116,7 @@ export class LineView implements EventSink {
         break;
       case 'agent': {
         const run = this.running.get(event.iteration);
-        const said = run && lastOutput(event.event);
+        const said = run && showsProgress(event.event);
         if (run && said) {
           run.last = said;
           run.lastOutputAt = at;
@@ -197,7 +198,7 @@ export class LineView implements EventSink {
 
   private pendingTag = '';
 
-  private agentEvent(event: import('../agents/types.ts').AgentEvent, at: number, tag: string): void {
+  private agentEvent(event: AgentEvent, at: number, tag: string): void {
     const lead = tag ? `${tag.trim()} ` : '';
     switch (event.kind) {
       case 'text':
@@ -233,9 +234,25 @@ export class LineView implements EventSink {
   }
 }
 
-/** What an agent event shows of its progress, in a few words; undefined for events that show none. */
-function lastOutput(event: import('../agents/types.ts').AgentEvent): string | undefined {
+/** Most characters of an agent's text the heartbeat keeps: oneLine reads no more than 4× its 120. */
+const LAST_TEXT = 480;
+
+/**
+ * The event the heartbeat may show as the last output (a tool call, a text with words), or undefined. It is
+ * formatted only when a heartbeat line is printed: every text of a flood (4 KiB lines, texts of 1 MiB read
+ * from 10 MiB lines) made a copy of itself here, its text with `│ ` in front being two bytes a character,
+ * and the line kept for the heartbeat held that copy until the next (tens of MB of four workers' garbage).
+ * A long text is kept as a copy of its start, so the whole text can go.
+ */
+function showsProgress(event: AgentEvent): AgentEvent | undefined {
+  if (event.kind === 'tool_call') return event;
+  if (event.kind !== 'text' || !/\S/.test(event.text)) return undefined;
+  // A slice of a long string holds on to all of it; a string made from bytes is one of its own.
+  return event.text.length <= LAST_TEXT ? event : { ...event, text: Buffer.from(event.text.slice(0, LAST_TEXT)).toString() };
+}
+
+/** What an agent event shows of its progress, in a few words. */
+function lastOutput(event: AgentEvent): string {
   if (event.kind === 'tool_call') return oneLine(`↳ ${event.name}${event.summary ? `: ${event.summary}` : ''}`, 120);
-  if (event.kind === 'text' && event.text.trim()) return oneLine(`│ ${event.text}`, 120);
-  return undefined;
+  return oneLine(`│ ${event.kind === 'text' ? event.text : ''}`, 120);
 }

@@ -14,7 +14,7 @@ describe('the three ways to start ralph', () => {
 
   it('--help groups the options and lists the exit codes and environment variables', () => {
     const help = execFileSync(TSX, [RALPH, '--help'], { encoding: 'utf8' });
-    for (const text of ['Run options:', 'Agent options:', 'Retries and limits options:', 'Exit codes:', '129  hung up (SIGHUP', '130  interrupted by Ctrl+C', '143  terminated by SIGTERM', 'RALPH_MAX_ITERATIONS', '[default: 2s; RALPH_RETRY_DELAY]']) {
+    for (const text of ['Run options:', 'Agent options:', 'Retries and limits options:', 'Exit codes:', '129  hung up (SIGHUP', '130  interrupted by Ctrl+C', "141  ralph's output closed", '143  terminated by SIGTERM', 'RALPH_MAX_ITERATIONS', '[default: 2s; RALPH_RETRY_DELAY]']) {
       expect(help).toContain(text);
     }
   });

@@ -10,6 +10,8 @@ import { writeSandboxBd } from '../support/bd-server.ts';
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TSX = path.join(PROJECT, 'node_modules', '.bin', 'tsx');
 export const RALPH = path.join(PROJECT, 'ralph.ts');
+/** The package's bin: ralph in one node process (tsx registered in it), for tests not about how ralph starts. */
+export const RALPH_BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
 export const FAKES = path.join(PROJECT, 'tests', 'fakes');
 
 export interface Sandbox {
@@ -98,6 +100,11 @@ export interface SeedIssue {
   parent?: string;
   dependencies?: Array<string | Record<string, string>>;
   assignee?: string;
+  labels?: string[];
+  /** The lease line (bd main): when the claim's lease ends. */
+  lease_expires_at?: string;
+  heartbeat_at?: string;
+  close_reason?: string;
 }
 
 /** Writes the fake bd database (see tests/fakes/bd for the shape). */
@@ -163,9 +170,13 @@ export interface RalphResult {
   stderr: string;
 }
 
-/** Starts ralph.ts in the sandbox repo; resolves when it exits. */
+/**
+ * Starts ralph in the sandbox repo as `node bin/ralph.mjs` (one process: the child is ralph itself, so a
+ * signal or a SIGKILL reaches ralph, not tsx's wrapper); resolves when it exits. Tests about how ralph starts
+ * (tests/e2e/cli.test.ts, start-anywhere.test.ts, recipes.test.ts) start it through tsx themselves.
+ */
 export function startRalph(sandbox: Sandbox, args: string[], extraEnv: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<RalphResult>; output: () => { stdout: string; stderr: string } } {
-  const child = spawn(TSX, [RALPH, ...args], { cwd: sandbox.repo, env: { ...sandbox.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [RALPH_BIN, ...args], { cwd: sandbox.repo, env: { ...sandbox.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -207,7 +218,7 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** The PID of the real ralph process, read from its lock (tsx's wrapper is its parent). */
+/** The PID of the real ralph process, read from its lock (started through tsx, tsx's wrapper is its parent). */
 export const ralphPid = (box: Sandbox): number => Number(readFileSync(path.join(box.repo, '.ralph.lock'), 'utf8').split('\n')[0]);
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_BD_VERSIONS } from '../fakes/bd-seed.ts';
 import { needsTool } from '../support/needs-tool.ts';
-import { commitAll, prdHistory, prdProject, prdStories, report, specKitProject, TASKS_PATH } from './projects.ts';
+import { answer, commitAll, prdHistory, prdProject, prdStories, report, specKitProject, TASKS_PATH } from './projects.ts';
 import { agentCalls, bdCalls, FAST, makeSandbox, readBeads, runRalph, seedBeads, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -126,7 +126,7 @@ describe('--parallel N', () => {
     expectWorkersGone(sandbox);
   });
 
-  it('two tasks editing the same line: the second runs again on a fresh base, both commits kept, no conflict markers', async () => {
+  it('two tasks editing the same line, the agent leaving the markers: the second runs again on a fresh base, both commits kept, no conflict markers', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     writeFileSync(path.join(sandbox.repo, 'shared.txt'), 'value: base\n');
     commitAll(sandbox, 'shared file');
@@ -144,6 +144,7 @@ describe('--parallel N', () => {
     expect(result.stderr).toMatch(/US-002 conflicted when merged back \(shared\.txt\)/);
     const conflicted = summary.records.find((record: { reason: string }) => /merge conflict in shared\.txt/.test(record.reason));
     expect(conflicted).toMatchObject({ taskId: 'US-002', outcome: 'fail' });
+    expect(conflicted.reason).toMatch(/^merge conflict in shared\.txt \(the agent left conflict markers in shared\.txt\): the work is kept on branch ralph-kept\//);
     expect(conflicted.kept).toMatch(/^ralph-kept\//);
     // The first attempt's work is still there, on its kept branch.
     expect(git(sandbox, ['show', `${conflicted.kept}:shared.txt`])).toBe('value: two\n');
@@ -152,6 +153,42 @@ describe('--parallel N', () => {
     expect(subjects.filter((subject) => subject === 'ralph: US-001 Story 1')).toHaveLength(1);
     expect(subjects.filter((subject) => subject === 'ralph: US-002 Story 2')).toHaveLength(1);
     expect(() => git(sandbox, ['grep', '-q', '-e', '<<<<<<<', '-e', '>>>>>>>', 'HEAD'])).toThrow();
+    expectWorkersGone(sandbox);
+  });
+
+  it('two tasks editing the same line: the agent resolves the conflict on the new head in one short run, and the task is not redone', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    writeFileSync(path.join(sandbox.repo, 'shared.txt'), 'value: base\nother: base\n');
+    commitAll(sandbox, 'shared file');
+    prdProject(sandbox, prdStories(2));
+    const barrier = (name: string) => path.join(sandbox.root, `started-${name}`);
+    prdScenario(sandbox, [
+      { match: '**US-001**', steps: [{ write: { 'shared.txt': 'value: one\nother: base\n' }, touch: barrier('1'), awaitFiles: [barrier('1'), barrier('2')], lines: [report('completed')] }] },
+      // US-002 changes the same line and another one; it finishes once US-001 has landed.
+      { match: '**US-002**', steps: [{ write: { 'shared.txt': 'value: two\nother: two\n' }, touch: barrier('2'), awaitFiles: [barrier('1'), barrier('2')], awaitContent: [{ file: path.join(sandbox.repo, 'shared.txt'), includes: 'value: one' }], lines: [report('completed')] }] },
+      { match: 'Resolve a merge conflict for task US-002', steps: [{ write: { 'shared.txt': 'value: one and two\nother: two\n' }, lines: [answer('Resolved: both values kept.')] }] },
+    ]);
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.records.map((record: { taskId: string; outcome: string }) => `${record.taskId} ${record.outcome}`).sort(), result.stderr).toEqual(["US-001 pass", "US-002 pass"]);
+    const us2 = summary.records.find((record: { taskId: string }) => record.taskId === 'US-002');
+    expect(us2.reason).toMatch(/; its merge conflict in shared\.txt with the work landed since was resolved by the agent \(\d+\.\ds\)$/);
+    expect(result.stderr).not.toMatch(/conflicted when merged back/);
+    // One short run on the new head: the task, its diff and the conflicting hunks in the prompt.
+    const calls = agentCalls(sandbox);
+    expect(calls).toHaveLength(3);
+    const resolvePrompt = `${calls[2]!.stdin}\n${calls[2]!.argv.join(' ')}`;
+    expect(resolvePrompt).toMatch(/Resolve a merge conflict for task US-002 \(Story 2\)/);
+    expect(resolvePrompt).toMatch(/Files with conflicts: shared\.txt/);
+    expect(resolvePrompt).toMatch(/^\+value: two$/m);
+    expect(resolvePrompt).toMatch(/^\+\+<<<<<<< /m);
+    expect(calls[2]!.cwd).toMatch(/\.ralph\/worktrees\/w\d$/);
+    expect(readFileSync(path.join(sandbox.repo, 'shared.txt'), 'utf8')).toBe('value: one and two\nother: two\n');
+    const subjects = commits(sandbox).map((commit) => commit.subject);
+    expect(subjects.filter((subject) => subject.startsWith('ralph: US-')).sort()).toEqual(['ralph: US-001 Story 1', 'ralph: US-002 Story 2']);
+    expect(() => git(sandbox, ['grep', '-q', '-e', '<<<<<<<', '-e', '>>>>>>>', 'HEAD'])).toThrow();
+    expect(git(sandbox, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/'])).toBe('');
     expectWorkersGone(sandbox);
   });
 
@@ -289,6 +326,50 @@ describe('--parallel N', () => {
     const subjects = commits(sandbox).map((commit) => commit.subject).filter((subject) => subject.startsWith('ralph: US-'));
     expect(subjects.sort()).toEqual(['ralph: US-001 Story 1', 'ralph: US-002 Story 2', 'ralph: US-003 Story 3']);
     expect(git(sandbox, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean), result.stderr).toHaveLength(2);
+    expectWorkersGone(sandbox);
+  });
+
+  it('green alone, red together: a merged result that fails the gates never lands; its task runs again on the new head with the gate\'s output', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    mkdirSync(path.join(sandbox.repo, 'parts'));
+    writeFileSync(path.join(sandbox.repo, 'parts', 'base.txt'), 'base\n');
+    // The "build": each name may be declared once across parts/ (as two `const current` would break a build).
+    writeFileSync(path.join(sandbox.repo, 'check.sh'), 'dupes=$(cat parts/*.txt | sort | uniq -d)\nif [ -n "$dupes" ]; then echo "SyntaxError: Identifier \'$dupes\' has already been declared" >&2; exit 1; fi\necho "$(date +%s%N)" >> "$GATE_LOG"\n');
+    commitAll(sandbox, 'parts and the check');
+    prdProject(sandbox, prdStories(2));
+    const gateLog = path.join(sandbox.root, 'gate-runs.log');
+    sandbox.env.GATE_LOG = gateLog;
+    const marker = (name: string) => path.join(sandbox.root, `marker-${name}`);
+    prdScenario(
+      sandbox,
+      [1, 2].map((n) => ({
+        match: `**US-00${n}**`,
+        steps: [
+          // Both declare "current", each in a file of its own: no textual conflict, and each passes alone.
+          { write: { [`parts/story-${n}.txt`]: 'current\n' }, touch: marker(`${n}`), awaitFiles: [marker('1'), marker('2')], lines: [report('completed')] },
+          // The one that lands second runs again on the new head, and declares another name.
+          { write: { [`parts/story-${n}.txt`]: `current${n}\n` }, lines: [report('completed')] },
+        ],
+      })),
+    );
+    const result = await runRalph(sandbox, ['--parallel', '2', '--json', '--gate', 'sh check.sh', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const records = JSON.parse(result.stdout).records as Array<{ taskId: string; outcome: string; reason: string }>;
+    const failed = records.filter((record) => record.outcome === 'fail');
+    expect(failed, result.stderr).toHaveLength(1);
+    expect(failed[0]!.reason).toMatch(/^the work passed its gates alone but not merged on [0-9a-f]{12}, with the work landed since: sh check\.sh failed with exit 1: SyntaxError: Identifier 'current' has already been declared; it was not landed, the work is kept on branch ralph-kept\//);
+    const second = failed[0]!.taskId;
+    expect(records.filter((record) => record.taskId === second).map((record) => record.outcome)).toEqual(['fail', 'pass']);
+    // The agent's second attempt was told why: the gate's line is in its prompt.
+    const prompts = agentCalls(sandbox).map((call) => `${call.stdin}\n${call.argv.join(' ')}`);
+    expect(prompts.filter((prompt) => prompt.includes(`**${second}**`)).at(-1)).toMatch(/Identifier 'current' has already been declared/);
+    // Every commit the branch ever held passes the check.
+    for (const sha of git(sandbox, ['rev-list', 'HEAD']).split('\n').filter(Boolean)) {
+      const parts = git(sandbox, ['ls-tree', '--name-only', `${sha}`, 'parts/']).split('\n').filter(Boolean);
+      const names = parts.flatMap((file) => git(sandbox, ['show', `${sha}:${file}`]).split('\n').filter(Boolean));
+      expect(new Set(names).size, `commit ${sha.slice(0, 12)} holds a duplicate declaration: ${names.join(', ')}`).toBe(names.length);
+    }
+    expect(readFileSync(path.join(sandbox.repo, `parts/story-${second.slice(-1)}.txt`), 'utf8')).toBe(`current${second.slice(-1)}\n`);
     expectWorkersGone(sandbox);
   });
 

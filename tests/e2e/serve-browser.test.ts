@@ -98,6 +98,18 @@ async function waitForPage(page: Page, check: (seen: Seen) => boolean, what: str
 
 type Box = { x: number; y: number; width: number; height: number };
 
+/** Waits until the timeline's bar of `iteration` is drawn at least `width` pixels wide; its box. */
+async function waitForBar(page: Page, iteration: number, width: number): Promise<Box> {
+  const deadline = Date.now() + 30_000;
+  let last: Box | undefined;
+  for (;;) {
+    last = await page.evaluate<Box>(barBox(iteration));
+    if (last.width >= width) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the bar of iteration ${iteration} to be ${width} px wide: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Strongly green and strongly blue pixels inside a box of the screenshot. */
 function colours(png: Buffer, box: Box): { green: number; blue: number; pixels: number } {
   const image = decodePng(png);
@@ -158,10 +170,10 @@ describe('ralph serve in a browser', () => {
     expect(second.navigations).toBe(1);
     expect(second.activity).toMatch(/iteration 1 ws-9w6\.2: pass/);
 
-    // The screenshot of the live page, a few seconds into iteration 2: the bars are really drawn, the
-    // passed one green, the running one in blue stripes.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    // The running bar grows every second: measure it around the shot and keep what both agree on.
+    // The screenshot of the live page, once the running bar has grown wide enough to judge (it grows every
+    // second): the bars are really drawn, the passed one green, the running one in blue stripes.
+    await waitForBar(page, 2, 16);
+    // Measure the running bar around the shot and keep what both agree on.
     const before = await page.evaluate<Box>(barBox(2));
     const png = await page.screenshot();
     const after = await page.evaluate<Box>(barBox(2));

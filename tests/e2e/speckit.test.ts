@@ -200,6 +200,34 @@ describe('Spec Kit mode, end to end', () => {
     expect(readFileSync(path.join(sandbox.repo, TASKS_PATH), 'utf8').split('\n').slice(56).filter((line) => line.startsWith('- [ ]'))).toHaveLength(19);
   });
 
+  it('a summary of short titles under "### Phase N (4 tasks)" subheadings: 4 remaining, the rows named in two warnings, never worked, exit 0 once the tasks are ticked', async () => {
+    sandbox = makeSandbox();
+    // T001-T006 ticked, T007-T010 open, then "## Task Checklist Summary" repeating all ten as "- [ ] T001 - short title".
+    specKitProject(sandbox, readFileSync(path.join(PROJECT, 'tests', 'fixtures', 'speckit', 'patterns', 'abbreviated-summary.md'), 'utf8'));
+    const plan = await runRalph(sandbox, ['--dry-run']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('tasks: 6 done, 4 remaining, 1 ready');
+    expect(plan.stderr).toContain('warning: specs/001-demo/tasks.md: lines 37-40, 43-44 repeat tasks already ticked (T001 to T006): not counted and not worked on\n');
+    expect(plan.stderr).toContain('warning: specs/001-demo/tasks.md: lines 45, 48-50 repeat open tasks (T007, T008, T009, T010): not counted as tasks of their own; each is done with its task\n');
+    expect(plan.stderr).not.toContain('is written on');
+    expect(plan.stderr.match(/warning:/g)).toHaveLength(2);
+    scenario(sandbox, [
+      { edit: [tick('T007')], lines: [answer('Did T007.')] },
+      { edit: ['T008', 'T009', 'T010'].map(tick), lines: [answer('Did T008 to T010.')] },
+    ]);
+    const result = await runRalph(sandbox, ['--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'completed', iterations: 2, tasksCompleted: 4 });
+    expect(summary.records.map((r: { taskId: string; tasksDone: string[] }) => [r.taskId, r.tasksDone])).toEqual([
+      ['T007', ['T007']],
+      ['T008', ['T008', 'T009', 'T010']],
+    ]);
+    expect(agentCalls(sandbox)[0]!.stdin).toContain('- T007 is written again on line 45: tick that line too when this task is done');
+    const tracking = JSON.parse(readFileSync(path.join(sandbox.repo, FEATURE, 'ralph-tasks.json'), 'utf8'));
+    expect(tracking.summary).toEqual({ total: 10, done: 10, open: 0, skipped: 0 });
+  });
+
   it('stops with exit 1, naming the line, when an open task line sits outside the phases', async () => {
     sandbox = makeSandbox();
     specKitProject(sandbox, TASKS.replaceAll('- [ ] T00', '- [x] T00').replace('## Notes\n', '## Notes\n\n- [ ] T998 Publish the release notes\n'));

@@ -195,9 +195,15 @@ describe('ralph pause and unpause', () => {
     expect(text.stdout).toMatch(/state: +paused since \d\d:\d\d:\d\d \(ralph unpause goes on\)/);
     const json = JSON.parse((await runRalph(box, ['status', '--json'])).stdout) as { alive: boolean; state: string; status: { pausedSince: string } };
     expect(json).toMatchObject({ alive: true, state: 'paused', status: { pausedSince: pending.pausedSince } });
-    // A set time with no new agent, and the lock still held.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Two rounds of the run's look at its requests (each removes a stale stop written for a gone run) with
+    // no new agent, and the lock still held.
+    for (let round = 1; round <= 2; round += 1) {
+      const stale = path.join(box.repo, '.ralph', 'control', 'stop');
+      writeFileSync(stale, JSON.stringify({ version: 1, kind: 'stop', target: { pid: 999_999, startedAt: '2026-01-01T00:00:00.000Z' }, uid: process.getuid?.() ?? -1, by: `ralph stop (PID ${round})`, requestedAt: '2026-01-01T00:00:01.000Z' }));
+      await waitFor(() => !existsSync(stale), 10_000, `the paused run's look number ${round} at its requests`);
+    }
     expect(agentCalls(box)).toHaveLength(1);
+    expect(readStatus(box)).toMatchObject({ state: 'paused', iteration: 1 });
     expect(existsSync(lockFile(box))).toBe(true);
     const twice = await runRalph(box, ['pause']);
     expect(twice.stdout).toMatch(/is already paused since/);

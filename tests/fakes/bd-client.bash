@@ -4,7 +4,7 @@
 # With no server (FAKE_BD_SERVER unset or unreachable, as inside a sandbox without network), or when the
 # call needs a process of its own (FAKE_BD_DELAY_MS), it runs `node tests/fakes/bd` instead.
 # Every variable the fake reads is in fake_bd_names: the server fails a call that reads another one.
-fake_bd_names=(FAKE_BD_VERSION FAKE_BD_LOG FAKE_BD_FAIL FAKE_BD_GARBAGE FAKE_BD_DELAY_MS FAKE_BD_NOW FAKE_BD_SERVERS BD_JSON_ENVELOPE BD_ACTOR CLAUDE_CODE BD_AGENT_MODE BEADS_DIR BEADS_DOLT_SERVER_MODE BEADS_DOLT_SERVER_HOST BEADS_DOLT_SERVER_PORT BEADS_DOLT_SERVER_DATABASE)
+fake_bd_names=(FAKE_BD_VERSION FAKE_BD_LOG FAKE_BD_FAIL FAKE_BD_GARBAGE FAKE_BD_DELAY_MS FAKE_BD_NOW FAKE_BD_SERVERS FAKE_BD_LEASE_TTL_MS BD_JSON_ENVELOPE BD_ACTOR BEADS_ACTOR BD_ALLOW_REMOTE_MIGRATE CLAUDE_CODE BD_AGENT_MODE BEADS_DIR BEADS_DOLT_SERVER_MODE BEADS_DOLT_SERVER_HOST BEADS_DOLT_SERVER_PORT BEADS_DOLT_SERVER_DATABASE)
 if [[ -n ${FAKE_BD_SERVER-} && -z ${FAKE_BD_DELAY_MS-} ]] && { exec 3<>"/dev/tcp/127.0.0.1/${FAKE_BD_SERVER%%:*}"; } 2>/dev/null; then
   fake_bd_base=${TMPDIR:-/tmp}/fake-bd-$$
   # The answer comes back through these two files: opened now, read through the descriptors once the

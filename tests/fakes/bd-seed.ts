@@ -17,8 +17,12 @@ import { fileURLToPath } from 'node:url';
 export const FAKE_BD_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** Absolute path of the fake `bd` executable. */
 export const FAKE_BD = path.join(FAKE_BD_DIR, 'bd');
-/** The bd behaviours the fake follows (FAKE_BD_VERSION): beads 0.50.3 and 1.0.5 as recorded (1.x also read from its source). */
-export const FAKE_BD_VERSIONS = ['0.50', '1.x'] as const;
+/**
+ * The bd behaviours the fake follows (FAKE_BD_VERSION), as recorded: beads 0.50.3, 1.0.5 (`1.x`), 1.2.2, and
+ * `main`, the lease line (beads' main since August 2026, shipped as 1.3.0): claims with leases, heartbeat,
+ * reclaim, close by the holder only.
+ */
+export const FAKE_BD_VERSIONS = ['0.50', '1.x', '1.2', 'main'] as const;
 export type FakeBdVersion = (typeof FAKE_BD_VERSIONS)[number];
 
 export type BdStatus = 'open' | 'in_progress' | 'blocked' | 'deferred' | 'closed' | 'pinned' | 'hooked';
@@ -58,6 +62,9 @@ export interface SeedIssue {
   started_at?: string;
   closed_at?: string;
   close_reason?: string;
+  /** FAKE_BD_VERSION=main: when the claim's lease ends, and its last heartbeat. */
+  lease_expires_at?: string;
+  heartbeat_at?: string;
 }
 
 export interface SeedDb {

@@ -60,7 +60,7 @@ writeFileSync(statePath, String(call + 1));
 
 if (env.FAKE_AGENT_LOG) {
   const picked = {};
-  for (const key of ['IS_SANDBOX', 'SPECIFY_FEATURE_DIRECTORY', 'CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'RALPH_SECRET_PROBE', 'BEADS_DIR']) if (env[key] !== undefined) picked[key] = env[key];
+  for (const key of ['IS_SANDBOX', 'SPECIFY_FEATURE_DIRECTORY', 'CLAUDECODE', 'CLAUDE_CODE_ENTRYPOINT', 'RALPH_SECRET_PROBE', 'BEADS_DIR', 'BEADS_ACTOR', 'BD_ACTOR']) if (env[key] !== undefined) picked[key] = env[key];
   appendFileSync(env.FAKE_AGENT_LOG, JSON.stringify({ name, call, argv: args, stdin, cwd: process.cwd(), env: picked, pid: process.pid, time: new Date().toISOString() }) + '\n');
 }
 

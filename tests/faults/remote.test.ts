@@ -112,8 +112,8 @@ describe('--remote under faults', () => {
     await cluster.server.stop();
     writeFileSync(go, 'go\n');
     await waitFor(() => /origin does not answer/.test(run.output().stderr), 60_000, 'ralph to find the remote silent');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
     // Meanwhile the work is committed in this clone, on no branch of the remote's.
+    await waitFor(() => /US-001/.test(git(host.repo, ['log', '--all', '--format=%s'])), 60_000, 'the work of US-001 committed in this clone');
     expect(cluster.remote(['log', '--format=%s', 'ralph/demo'])).not.toMatch(/US-001/);
     await cluster.server.start();
     const result = await run.done;

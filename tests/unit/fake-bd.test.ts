@@ -56,9 +56,12 @@ describe('fake bd: basics', () => {
       expect(r.stdout).toMatch(/^bd version 1\.0\.5 /);
     }
     expect(bd(['version'], { version: '0.50' }).stdout).toMatch(/^bd version 0\.50\.3 /);
+    expect(bd(['version'], { version: '1.2' }).stdout).toMatch(/^bd version 1\.2\.2 \(fake/);
+    // The recorded build of beads' main (the lease line) calls itself 1.2.2 too.
+    expect(bd(['version'], { version: 'main' }).stdout).toMatch(/^bd version 1\.2\.2 \(5ac8d3e, fake/);
     const bad = bd(['version'], { env: { FAKE_BD_VERSION: '2.0' } });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toBe('fake bd: FAKE_BD_VERSION must be 0.50 or 1.x, not "2.0"\n');
+    expect(bad.stderr).toBe('fake bd: FAKE_BD_VERSION must be 0.50, 1.x, 1.2 or main, not "2.0"\n');
   });
 
   it('rejects unknown flags and commands like cobra, usage after the error', () => {
@@ -268,12 +271,14 @@ describe.each(FAKE_BD_VERSIONS)('fake bd %s: update', (version) => {
     });
   });
 
-  it('--status sets the status and prints the updated issues (no dependencies, parent or started_at)', () => {
+  it('--status sets the status and prints the updated issues (no dependencies or parent; started_at on the lease line, as recorded)', () => {
     const r = bd(['update', 't-a', '--status', 'in_progress', '--json'], { version });
     expect(r.status).toBe(0);
     const [issue] = r.json();
     expect(issue).toMatchObject({ id: 't-a', status: 'in_progress' });
-    for (const key of ['started_at', 'dependencies', 'parent']) expect(issue).not.toHaveProperty(key);
+    for (const key of ['dependencies', 'parent']) expect(issue).not.toHaveProperty(key);
+    if (version === 'main') expect(issue.started_at).toMatch(/^\d{4}-/);
+    else expect(issue).not.toHaveProperty('started_at');
     expect(readBeads(dir).issues.find((i) => i.id === 't-a')?.status).toBe('in_progress');
   });
 
@@ -293,7 +298,7 @@ describe.each(FAKE_BD_VERSIONS)('fake bd %s: update', (version) => {
     const missing = bd(['update', 't-nope', '--status', 'open', '--json'], { version });
     expect(missing.status).toBe(version === '0.50' ? 0 : 1);
     expect(missing.stdout).toBe('');
-    expect(missing.stderr).toBe('Error resolving t-nope: no issue found matching "t-nope"\n');
+    expect(missing.stderr).toBe(`Error resolving t-nope: no issue found matching "t-nope"\n${version === 'main' ? '{"error":"1 of 1 issues failed to update","failed":[{"id":"t-nope","error":"Error resolving t-nope: no issue found matching \\"t-nope\\""}],"schema_version":1}\n' : ''}`);
   });
 
   it('--claim takes an open unassigned issue for BD_ACTOR (default "agent"), refuses a claimed one (recorded text)', () => {
@@ -302,12 +307,16 @@ describe.each(FAKE_BD_VERSIONS)('fake bd %s: update', (version) => {
     expect(r.json()[0]).toMatchObject({ id: 't-a', status: 'in_progress', assignee: 'ralph' });
     const again = bd(['update', 't-a', '--claim', '--json'], { version });
     expect(again.stdout).toBe('');
-    expect(again.stderr).toBe('Error claiming t-a: issue already claimed by ralph\n');
+    // The lease line words it as an update, with a JSON summary of the failures under --json (recorded).
+    expect(again.stderr).toBe(version === 'main'
+      ? 'Error updating t-a: issue already claimed by ralph\n{"error":"1 of 1 issues failed to update","failed":[{"id":"t-a","error":"updating issue: issue already claimed by ralph"}],"schema_version":1}\n'
+      : 'Error claiming t-a: issue already claimed by ralph\n');
     expect(again.status).toBe(version === '0.50' ? 0 : 1);
     expect(readBeads(dir).issues.find((i) => i.id === 't-a')?.assignee).toBe('ralph');
     // 1.x claims open issues only; 0.50 asks for no assignee, whatever the status (its UPDATE … WHERE).
     const closed = bd(['update', 't-c', '--claim', '--json'], { version });
     if (version === '0.50') expect(closed.json()[0]).toMatchObject({ status: 'in_progress', assignee: 'agent' });
+    else if (version === 'main') expect([closed.status, closed.stderr.split('\n')[0]]).toEqual([1, 'Error updating t-c: issue not claimable: t-c status closed']);
     else expect([closed.status, closed.stderr]).toEqual([1, 'Error claiming t-c: issue not claimable: status closed\n']);
   });
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, expect } from 'vitest';
-import { resolveConfig } from '../../lib/config.ts';
+import { resolveConfig } from '../../lib/config/index.ts';
 import { InterruptedError } from '../../lib/errors.ts';
 import { detectGates, failureLine, formatGateResults, gateName, OUTPUT_TAIL_BYTES, resolveGates, runGates, type GateResult } from '../../lib/gates.ts';
 import { processAlive, processAliveNotZombie } from '../../lib/process/process-tree.ts';

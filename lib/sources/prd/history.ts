@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ReviewRecord } from '../../events.ts';
-import { writeFileAtomic } from '../../fs-atomic.ts';
+import { writeFileAtomic } from '../../repo/fs-atomic.ts';
 
 export const STATE_DIR = '.rulebook-ralph';
 

@@ -5,7 +5,7 @@ import { cpSync, existsSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import dayjs from 'dayjs';
 import { RalphError } from '../../errors.ts';
-import { writeFileAtomic } from '../../fs-atomic.ts';
+import { writeFileAtomic } from '../../repo/fs-atomic.ts';
 import { historyDir, lastHistoryIteration, STATE_DIR } from './history.ts';
 import { lastLoggedIteration, progressHeader, progressPath, readProgress } from './progress.ts';
 import { estimateComplexity } from './rulebook-parse.ts';

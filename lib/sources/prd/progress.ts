@@ -1,11 +1,11 @@
 // progress.txt beside prd.json: a snarktank-style log. `# Ralph Progress Log`, a `## Codebase Patterns`
 // section at the top that agents curate, then one `## <date> - <task> - iteration N: …` entry per
 // iteration, each ending in `---`. Ralph only ever appends entries; the agent may edit the patterns.
-import { count } from '../../tasks-left.ts';
+import { count } from '../../progress/tasks-left.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import dayjs from 'dayjs';
-import { appendText, writeFileAtomic } from '../../fs-atomic.ts';
+import { appendText, writeFileAtomic } from '../../repo/fs-atomic.ts';
 
 export const PATTERNS_HEADING = '## Codebase Patterns';
 /** Budget for the recent part of progress.txt in a prompt. */

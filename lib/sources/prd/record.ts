@@ -2,7 +2,7 @@
 // entry in progress.txt. Also the record of an iteration a killed run left unfinished.
 import { existsSync } from 'node:fs';
 import { failureLine, formatGateResults, type GateResult } from '../../gates.ts';
-import { reviewLine } from '../../review-text.ts';
+import { reviewLine } from '../../progress/review-text.ts';
 import type { IterationInfo, IterationResult } from '../types.ts';
 import { historyFile, writeHistoryRecord, type HistoryRecord, type QualityMetrics } from './history.ts';
 import type { ProgressEntry } from './progress.ts';
@@ -55,9 +55,9 @@ function qualityMetrics(gates: readonly GateResult[], report: AgentReport): Qual
  * Records a cut-short iteration once, so history and progress.txt agree and its number is never reused;
  * nothing when its history record already exists.
  */
-export function recordInterrupted(recorder: Recorder, doc: PrdDocument, item: PrdItem, iteration: number): void {
+export function recordInterrupted(recorder: Recorder, doc: PrdDocument, item: PrdItem, iteration: number, why = 'Ctrl+C, crash or kill'): void {
   const { root, now } = recorder;
-  const reason = 'the run stopped before this iteration finished (Ctrl+C, crash or kill); the task is back to pending';
+  const reason = `the run stopped before this iteration finished (${why}); the task is back to pending`;
   if (existsSync(historyFile(root, iteration))) return;
   const started = item.startedAt ? Date.parse(item.startedAt) : Number.NaN;
   const record: HistoryRecord = {

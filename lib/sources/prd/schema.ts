@@ -3,7 +3,7 @@
 // objects are kept so a write-back preserves every field ralph does not know.
 import { readFileSync } from 'node:fs';
 import { RalphError } from '../../errors.ts';
-import { writeFileAtomic } from '../../fs-atomic.ts';
+import { writeFileAtomic } from '../../repo/fs-atomic.ts';
 
 export type PrdShape = 'snarktank' | 'rulebook';
 export const PRD_STATUSES = ['pending', 'in_iteration', 'completed', 'blocked'] as const;

@@ -1,6 +1,6 @@
 // The prd.json task source: picks the highest-priority open task, marks it in_iteration while the agent
 // works, and records the verdict in prd.json, history/iteration-N.json and progress.txt.
-import { count } from '../../tasks-left.ts';
+import { count } from '../../progress/tasks-left.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';
@@ -216,6 +216,19 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       const doc = load();
       updateItem(doc, find(doc, task.id), { status: 'in_iteration', iterationNumber: info.iteration, startedAt: iso() });
       writePrd(doc);
+    },
+
+    async abandon(task: Task, info: IterationInfo, why: string) {
+      if (!prdFile || !existsSync(prdFile)) return undefined;
+      const doc = load();
+      const item = doc.items.find((candidate) => candidate.id === task.id);
+      if (item?.status !== 'in_iteration' || item.iterationNumber !== info.iteration) return undefined;
+      // Recorded first (with its start time): a kill in between leaves the task in flight for recovery,
+      // which finds the record written and only puts the task back.
+      recordInterrupted(recorder, doc, item, info.iteration, why);
+      updateItem(doc, item, { status: 'pending', startedAt: undefined });
+      writePrd(doc);
+      return `task ${task.id} is back to pending: iteration ${info.iteration} did not finish (${why})`;
     },
 
     async prompt(task: Task, info: IterationInfo) {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RalphError } from '../../errors.ts';
-import { Git } from '../../git.ts';
+import { Git } from '../../repo/git.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
 import { agentFromFolders, agentFromInitOptions, COPILOT_PROFILE, COPILOT_PROFILE_FILE } from './agent.ts';
 import { checkFeature } from './check.ts';
@@ -12,11 +12,12 @@ import { readText } from './paths.ts';
 import { lastIterationNumber, parseTracking, releaseSkipped, type Tracking } from './progress.ts';
 import { createProgressWriter } from './progress-writer.ts';
 import { createSpeckitConverge } from './converge.ts';
+import { createSpeckitHooks, projectHooks } from './hooks.ts';
 import { createSpeckitWorkers } from './workers.ts';
 import type { ResolvedVia } from './resolve.ts';
 import { buildSnapshot, currentTaskBlock, explainStuck, reviewBrief, type SkippedNote } from './select.ts';
 import { uncheckLine } from './reopen.ts';
-import { writeFileAtomic } from '../../fs-atomic.ts';
+import { writeFileAtomic } from '../../repo/fs-atomic.ts';
 import { createFeatureState } from './state.ts';
 import { renderTemplate, type TemplateValues } from './template.ts';
 import { answeredFor, waitingIds } from '../../questions/store.ts';
@@ -81,6 +82,12 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       const result = resolve();
       if (!result.ok) return [result.problem];
       const problems = checkFeature({ root: ctx.root, feature: result.feature, template: option('template'), warn: ctx.warn });
+      // A hook file ralph cannot read stops the run before anything runs: it would skip a mandatory hook.
+      try {
+        projectHooks(ctx.root);
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
       // Workers' worktrees hold what is committed: an uncommitted feature folder would be missing there.
       if (ctx.config.parallel > 1 && problems.length === 0) {
         const rel = result.feature.rel;
@@ -124,6 +131,19 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       const claim = { taskId: task.id, iteration: info.iteration, startedAt: iso() };
       if (info.worker === undefined) saveTracking({ ...data, current: claim });
       else saveTracking({ ...data, running: [...(data.running ?? []).filter((item) => item.taskId !== task.id), claim] });
+    },
+
+    async abandon(task: Task, info: IterationInfo, why: string) {
+      const data = loadTracking(readTasks());
+      const mine = (item: { taskId: string; iteration: number }): boolean => item.taskId === task.id && item.iteration === info.iteration;
+      const cut = data.current && mine(data.current) ? data.current : data.running?.find(mine);
+      if (!cut) return undefined;
+      writer.recordInterrupted(cut, data, why);
+      const { current, running, ...rest } = data;
+      const still = running?.filter((item) => !mine(item));
+      // The iteration's number is spent: the next run continues after it.
+      saveTracking({ ...rest, ...(current && !mine(current) ? { current } : {}), ...(still?.length ? { running: still } : {}), lastIteration: Math.max(rest.lastIteration, info.iteration) });
+      return `iteration ${info.iteration} on ${task.id} did not finish (${why}); tasks.md decides what is done`;
     },
 
     async prompt(task: Task, info: IterationInfo) {
@@ -197,6 +217,7 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
 
     workers: createSpeckitWorkers(state, waiting),
     converge: createSpeckitConverge(ctx, state, writer),
+    hooks: createSpeckitHooks(ctx, state, writer),
 
     explainStuck(snapshot: Snapshot) {
       const p = paths();

@@ -7,7 +7,7 @@
 import { dependenciesOf } from './dependencies.ts';
 import { newGroup } from './groups.ts';
 import { assembleTasks, type Candidate } from './repeats.ts';
-import { readCheckbox, readTaskLine, type BoxState } from './task-line.ts';
+import { readCheckbox, readTaskLine } from './task-line.ts';
 
 export { dependenciesOf } from './dependencies.ts';
 export { newGroup, priorityNumber } from './groups.ts';
@@ -15,67 +15,8 @@ export { newGroup, priorityNumber } from './groups.ts';
 export type { StoryInfo, TaskGroup } from './groups.ts';
 import type { TaskGroup } from './groups.ts';
 
-export interface SpeckitTask {
-  /** The id ralph uses: the written id, or `T003#2` for the second task written as T003. */
-  id: string;
-  /** The id as tasks.md writes it: `T003`, `T104A`, `T102.1`. */
-  writtenId: string;
-  /** The description after the markers, e.g. `Create User model in src/models/user.py`. */
-  title: string;
-  /** The task as written after the checkbox, markers included: `T012 [P] [US1] Create …`. */
-  text: string;
-  done: boolean;
-  parallel: boolean;
-  /** `US1` from the `[US1]` marker, else the story of the group. */
-  story?: string;
-  /** Index into `ParsedTasks.groups`. */
-  group: number;
-  /** The `###` heading above the task, e.g. `Implementation for User Story 1`. */
-  section?: string;
-  dependsOn: string[];
-  /** 1-based line number in tasks.md. */
-  line: number;
-  /** Set on the second and later tasks with the same written id: the first of them. */
-  repeats?: { id: string; line: number };
-}
-
-/**
- * A line that repeats a task (same id, same description): not a task of its own. Its box says nothing
- * about the work: open while the task is ticked it is stale, ticked while the task is open it completes nothing.
- */
-export interface CopyLine {
-  line: number;
-  /** The line as written, trimmed. */
-  text: string;
-  done: boolean;
-  /** The id of the task it repeats (`T003`, `T003#2`). */
-  of: string;
-  /** That task's line. */
-  ofLine: number;
-}
-
-/** A line that looks like a task but is not one ralph works on. Open (or unreadable), it holds completion back. */
-export interface StrayLine {
-  line: number;
-  /** The line as written, trimmed. */
-  text: string;
-  state: BoxState;
-  why: string;
-}
-
-export interface ParsedTasks {
-  /** The `# Tasks: …` title. */
-  title?: string;
-  groups: TaskGroup[];
-  tasks: SpeckitTask[];
-  strays: StrayLine[];
-  /** Lines that repeat a task, in file order (see CopyLine). */
-  copies: CopyLine[];
-  /** Every checkbox outside code (tasks or not) and the first one; the open ones without a task id. */
-  checkboxes: { count: number; first?: { line: number; text: string }; openWithoutId: number; firstOpenWithoutId?: { line: number; text: string } };
-  /** Things worth a warning (repeated ids, copies, dependencies on unknown ids). */
-  warnings: string[];
-}
+export type { CopyLine, ParsedTasks, SpeckitTask, StrayLine } from './model.ts';
+import type { CopyLine, ParsedTasks, SpeckitTask } from './model.ts';
 
 /** One `[P]`/`[US1]` marker at `lastIndex`, with the spaces and one `:`/dash after it. */
 const MARKER = /\[(P|US\d+)\]\s*(?:[:\-–—]\s*)?/iy;
@@ -90,6 +31,14 @@ const GROUP_HEADING = /^(?:Phase\s*[0-9A-Z]+\b|User\s*Story\s*\d+\b)/i;
 /** Sections of the tasks template that explain rather than list work; their checkboxes are examples. */
 const PROSE_HEADING =
   /^(?:format\b|path conventions|table of contents|contents\b|dependencies\b|parallel (?:example|opportunities|execution)|implementation strategy|execution (?:order|strategy)|notes?\b|summary\b|task summary|validation checklist|suggested mvp|mvp scope|references?\b)/i;
+/** A summary's heading, wherever the word stands (`Task Checklist Summary`, `Recap`), unless it names a phase. */
+const SUMMARY_HEADING = /\b(?:summary|recap|at a glance|quick reference)\b/i;
+
+/** Whether a heading explains rather than lists work, and whether it is a summary's. */
+function proseKind(title: string): { prose: boolean; summary: boolean } {
+  const summary = SUMMARY_HEADING.test(title) && !GROUP_HEADING.test(title);
+  return { prose: summary || PROSE_HEADING.test(title), summary };
+}
 
 /** Parses tasks.md (LF or CRLF, with or without a BOM). Fenced code, HTML comments and front matter hold no tasks. */
 export function parseTasksMd(input: string): ParsedTasks {
@@ -99,6 +48,7 @@ export function parseTasksMd(input: string): ParsedTasks {
   let fence: string | undefined;
   let inComment = false;
   let prose: string | undefined;
+  let summary = false;
   let group: TaskGroup | undefined;
   let section: string | undefined;
 
@@ -143,9 +93,12 @@ export function parseTasksMd(input: string): ParsedTasks {
         prose = undefined;
         group = undefined;
         section = undefined;
-      } else if (PROSE_HEADING.test(title)) {
-        if (level <= 2 || !group || prose !== undefined) prose = title;
-        else section = title;
+      } else if (proseKind(title).prose) {
+        if (level <= 2 || !group || prose !== undefined) {
+          // A summary's own subheadings (`### Phase 2: Foundational (4 tasks)`) stay in the summary.
+          if (prose === undefined || level <= 2) summary = proseKind(title).summary;
+          prose = title;
+        } else section = title;
       } else if (level === 2 || (prose === undefined && GROUP_HEADING.test(title))) {
         prose = undefined;
         group = newGroup(result.groups.length, title, lineNumber);
@@ -178,7 +131,7 @@ export function parseTasksMd(input: string): ParsedTasks {
     } else if (found.state === 'unknown') {
       result.strays.push({ line: lineNumber, text, state: 'unknown', why: `ralph cannot tell whether [${found.box}] means done: write [x] or [ ]` });
     } else if (prose !== undefined) {
-      candidates.push({ id: found.id, done: found.state === 'done', after: found.after, line: lineNumber, text, prose });
+      candidates.push({ id: found.id, done: found.state === 'done', after: found.after, line: lineNumber, text, prose, summary });
     } else {
       if (!group) {
         group = newGroup(result.groups.length, '(tasks without a phase)', lineNumber);

@@ -2,10 +2,10 @@
 // failure counts in ralph-tasks.json that decide when a task is skipped.
 import { existsSync } from 'node:fs';
 import { formatDuration } from '../../duration.ts';
-import { reviewLine } from '../../review-text.ts';
-import { appendText, writeFileAtomic } from '../../fs-atomic.ts';
+import { reviewLine } from '../../progress/review-text.ts';
+import { appendText, writeFileAtomic } from '../../repo/fs-atomic.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
-import type { ConvergeVerdict, IterationInfo, IterationResult, SourceContext } from '../types.ts';
+import type { ConvergeVerdict, HookPassInfo, IterationInfo, IterationResult, SourceContext } from '../types.ts';
 import { extractLearnings } from './learnings.ts';
 import { readText } from './paths.ts';
 import {
@@ -22,11 +22,13 @@ import type { FeatureState } from './state.ts';
 
 export interface ProgressWriter {
   /** Notes an iteration a killed run left unfinished in progress.txt, once, under that run's session. */
-  recordInterrupted(current: NonNullable<Tracking['current']>, data: Tracking): void;
+  recordInterrupted(current: NonNullable<Tracking['current']>, data: Tracking, why?: string): void;
   /** Records a finished iteration in progress.txt and ralph-tasks.json. */
   settle(result: IterationResult, info: IterationInfo): void;
   /** Records a converge pass: its entry in progress.txt, and the pass count in ralph-tasks.json. */
   recordConverge(pass: { number: number; of: number }, verdict: ConvergeVerdict, info: IterationInfo): void;
+  /** Records a hook pass in progress.txt. */
+  recordHook(hook: HookPassInfo, ok: boolean, reason: string, info: IterationInfo): void;
 }
 
 /** The lead that puts one blank line between what `existing` ends with and the next block. */
@@ -56,7 +58,7 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
   };
 
   return {
-    recordInterrupted(current, data) {
+    recordInterrupted(current, data, why = 'crash, kill or power loss') {
       const p = state.paths();
       ensureHeader();
       const existing = readText(p.progress) ?? '';
@@ -67,11 +69,25 @@ export function createProgressWriter(ctx: SourceContext, state: FeatureState): P
         timestamp: state.stamp(),
         task: { id: current.taskId, title: data.tasks.find((task) => task.id === current.taskId)?.title ?? '' },
         status: 'interrupted',
-        reason: `the run stopped before this iteration finished (started ${current.startedAt}; crash, kill or power loss); tasks.md decides what is done`,
+        reason: `the run stopped before this iteration finished (started ${current.startedAt}; ${why}); tasks.md decides what is done`,
         tasksDone: [],
         filesChanged: [],
       });
       appendText(p.progress, leadFor(existing) + entry);
+    },
+
+    recordHook(hook, ok, reason, info) {
+      const entry = iterationEntry({
+        iteration: info.iteration,
+        timestamp: state.stamp(),
+        task: { id: hook.key, title: hook.title },
+        status: ok ? 'completed' : 'failed',
+        ...(ok ? {} : { reason }),
+        tasksDone: [],
+        filesChanged: [],
+        note: ok ? `the project's ${hook.event} hook ran${hook.description ? `: ${hook.description}` : ''}` : `the project's ${hook.event} hook failed; the next run tries it again`,
+      });
+      appendProgress(entry, info);
     },
 
     recordConverge(pass, verdict, info) {

@@ -136,6 +136,8 @@ export interface Tracking {
   tasks: TrackedTask[];
   /** Converge passes of the cycle under way (`open`), or of the last one and whether it converged. */
   converge?: { passes: number; open: boolean; converged?: boolean };
+  /** The project's hooks that passed in the cycle of work under way (`closed` once its after hooks all passed). */
+  hooks?: { passed: string[]; closed: boolean };
 }
 
 export function emptyTracking(feature: string, tasksFile: string, now: string): Tracking {
@@ -160,7 +162,8 @@ export function parseTracking(text: string | undefined, feature: string, tasksFi
       }));
     const running = Array.isArray(data.running) ? data.running.filter((item) => typeof item?.taskId === 'string' && Number.isInteger(item.iteration)) : undefined;
     const converge = data.converge && Number.isInteger(data.converge.passes) ? { passes: data.converge.passes, open: data.converge.open === true, ...(data.converge.converged === undefined ? {} : { converged: data.converge.converged === true }) } : undefined;
-    return { ...fresh, lastIteration: Number(data.lastIteration) || 0, current: data.current, ...(running?.length ? { running } : {}), tasks, ...(converge ? { converge } : {}) };
+    const hooks = data.hooks && Array.isArray(data.hooks.passed) ? { passed: data.hooks.passed.filter((key): key is string => typeof key === 'string'), closed: data.hooks.closed === true } : undefined;
+    return { ...fresh, lastIteration: Number(data.lastIteration) || 0, current: data.current, ...(running?.length ? { running } : {}), tasks, ...(converge ? { converge } : {}), ...(hooks ? { hooks } : {}) };
   } catch {
     return fresh;
   }

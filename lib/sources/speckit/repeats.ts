@@ -8,12 +8,16 @@
 //   iteration, not counted. It follows its task: open while the task is ticked it is stale and ignored,
 //   ticked while the task is open it completes nothing. So a stale summary cannot keep a run going, and
 //   a ticked summary cannot end one while the task's own line is open.
+// - "The same description" includes one cut short or abbreviated: `T001 - i18n common.json keys` repeats
+//   `T001 Add i18n authentication keys to src/languages/common.json …` (every telling word of it is the
+//   original's). A real second task says something the original does not.
 // - A task line under an explanatory heading (Format, Notes, Summary, Dependencies, …) counts only as a
-//   copy of a task of the phases (same id and description). Any other task line there is not worked on;
-//   while it is open the feature is not complete (it is a stray).
+//   copy of a task of the phases (same id, same or abbreviated description; under a summary heading, one
+//   sharing a telling word with it is enough: `T014 - Quickstart validation`). Any other task line there
+//   is not worked on; while it is open the feature is not complete (it is a stray).
 import type { TaskGroup } from './groups.ts';
-import type { CopyLine, SpeckitTask, StrayLine } from './parse.ts';
-import { sameDescription } from './task-line.ts';
+import type { CopyLine, SpeckitTask, StrayLine } from './model.ts';
+import { abbreviates, sameDescription, summarizes } from './task-line.ts';
 
 /** A task line as the scan found it, before ids are settled. */
 export interface Candidate {
@@ -30,6 +34,8 @@ export interface Candidate {
   section?: string;
   /** The explanatory heading above the line. */
   prose?: string;
+  /** That heading is a summary's (`## Task Checklist Summary`): its rows are written to repeat tasks. */
+  summary?: boolean;
 }
 
 export interface Assembled {
@@ -79,7 +85,7 @@ export function assembleTasks(candidates: readonly Candidate[], groups: readonly
     }
     // Only tasks are originals: a copy of a copy follows the same task.
     const list = Array.isArray(same) ? same : [same];
-    const original = list.find((other) => sameDescription(other.title, task.title));
+    const original = list.find((other) => sameDescription(other.title, task.title)) ?? list.find((other) => abbreviates(task.title, other.title));
     if (original) {
       copies.push({ line: candidate.line, text: candidate.text, done: candidate.done, task: original });
       continue;
@@ -96,7 +102,7 @@ export function assembleTasks(candidates: readonly Candidate[], groups: readonly
       if (candidate.prose === undefined) continue;
       const sameId = tasksOf(candidate.id);
       const title = sameId.length === 0 ? '' : make(candidate, candidate.id, groups[sameId[0]!.group]!).title;
-      const original = sameId.find((other) => sameDescription(other.title, title));
+      const original = sameId.find((other) => abbreviates(title, other.title)) ?? (candidate.summary ? sameId.find((other) => summarizes(title, other.title)) : undefined);
       if (original) {
         copies.push({ line: candidate.line, text: candidate.text, done: candidate.done, task: original });
       } else if (!candidate.done) {

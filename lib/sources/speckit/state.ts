@@ -2,7 +2,7 @@
 // tracking data. Everything else is read from `ctx.root` each time.
 import dayjs from 'dayjs';
 import { RalphError } from '../../errors.ts';
-import { writeFileAtomic } from '../../fs-atomic.ts';
+import { writeFileAtomic } from '../../repo/fs-atomic.ts';
 import type { SourceContext } from '../types.ts';
 import { parseTasksMd, type ParsedTasks } from './parse.ts';
 import { pathsOf, readText, unreadable, type FeaturePaths } from './paths.ts';

@@ -62,3 +62,47 @@ export function sameDescription(a: string, b: string): boolean {
   const [short, long] = x.length <= y.length ? [x, y] : [y, x];
   return short.length >= 12 && long.startsWith(short);
 }
+
+/** Words too common to tell two tasks apart. */
+const COMMON = new Set(['a', 'an', 'the', 'to', 'in', 'of', 'for', 'and', 'or', 'with', 'on', 'at', 'by', 'from', 'as', 'is', 'be', 'it', 'its', 'into', 'via', 'per', 'all', 'new', 'add', 'create', 'implement', 'update', 'write', 'make', 'set', 'use', 'define', 'ensure', 'verify']);
+
+/** The telling words of a description, lower case: `US1` read as `user story 1`, code names split (`App.vue` → app, vue). */
+function wordsOf(text: string): string[] {
+  const words: string[] = [];
+  for (const word of descriptionKey(text).split(/[^\p{L}\p{N}_]+/u)) {
+    if (!word) continue;
+    const story = /^us(\d+)$/.exec(word);
+    if (story) words.push('user', 'story', story[1]!);
+    else words.push(word);
+  }
+  return words.filter((word) => !COMMON.has(word));
+}
+
+/** A word of a short title found among the original's words: the same, or the start of one (`auth` of `authentication`). */
+function foundIn(word: string, words: readonly string[]): boolean {
+  return words.some((other) => other === word || (word.length >= 3 && other.startsWith(word)));
+}
+
+/**
+ * Whether `short` abbreviates `original`: a summary's `T001 - i18n common.json keys` for `T001 Add i18n
+ * authentication keys to src/languages/common.json …`. Shorter, and every telling word of it is a word of
+ * the original (or the start of one). Another task with the same id says something the original does not.
+ */
+export function abbreviates(short: string, original: string): boolean {
+  if (sameDescription(short, original)) return true;
+  const few = wordsOf(short);
+  const many = wordsOf(original);
+  return few.length > 0 && few.length < many.length && few.every((word) => foundIn(word, many));
+}
+
+/**
+ * Whether a line under a summary heading names the same work as a task with its id: it abbreviates it, or
+ * shares a telling word with it (`T014 - Quickstart validation` for `T014 Verify … quickstart.md …`). A
+ * summary row is written to repeat a task; one that shares nothing with it (`T001 Tag the release` for
+ * `T001 Create the app`) is not taken for it.
+ */
+export function summarizes(row: string, original: string): boolean {
+  if (abbreviates(row, original)) return true;
+  const theirs = wordsOf(original);
+  return wordsOf(row).some((word) => word.length >= 3 && foundIn(word, theirs));
+}

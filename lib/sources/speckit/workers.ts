@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';
-import { writeFileAtomic } from '../../fs-atomic.ts';
+import { writeFileAtomic } from '../../repo/fs-atomic.ts';
 import { ARCHIVE_FILE } from '../../progress/compact.ts';
 import type { Snapshot, Task, WorkerSupport } from '../types.ts';
 import { parallelStartable, tickTasks } from './parallel.ts';

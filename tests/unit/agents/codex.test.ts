@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { codex, parseCodexLine } from '../../../lib/agents/codex.ts';
-import { nextClockTime } from '../../../lib/limits.ts';
+import { nextClockTime } from '../../../lib/agents/limits.ts';
 import { BIG_PROMPT, exited, feed, kinds, NOW, replay, request } from './replay.ts';
 
 const COMPLETE = 'Work done. <promise>COMPLETE</promise>';

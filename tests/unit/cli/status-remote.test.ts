@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
 import { remoteLook } from '../../../lib/cli/status-remote.ts';
 import { execCommand, type Deps, type ExecResult } from '../../../lib/deps.ts';
+import { Git } from '../../../lib/repo/git.ts';
 import { tempDir } from '../../support/temp.ts';
 
 /** A clone on branch `feat` with a remote `origin` whose fetches the test answers by hand (`gate`). */
@@ -39,8 +40,12 @@ describe('remoteLook (ralph status --remote)', () => {
 
   it('waits for the first look; then shows the last one while the next is under way (--watch never freezes on a slow remote)', async () => {
     const { root, deps, fetches, tick } = setup();
+    // Each look starts by reading the branch, at once when view() starts it: the marker that a look began.
+    const looks = vi.spyOn(Git.prototype, 'branch');
+    onTestFinished(() => looks.mockRestore());
     const look = (await remoteLook(root, parseArgv(['status', '--remote', 'origin']), deps, new AbortController().signal))!;
     const first = look.view();
+    expect(looks).toHaveBeenCalledTimes(1);
     await until(() => fetches.length === 1);
     fetches[0]!(refused);
     expect(await first).toMatchObject({ name: 'origin', branch: 'feat', claims: [] });
@@ -48,12 +53,12 @@ describe('remoteLook (ralph status --remote)', () => {
     // Within the refresh period: no new fetch.
     tick(4_000);
     await look.view();
-    // (a fetch would start after a git call of its own: give it the time to show up)
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(looks).toHaveBeenCalledTimes(1);
     expect(fetches).toHaveLength(1);
     // Past it: a new fetch starts, and the last view is shown meanwhile.
     tick(1_000);
     expect((await look.view()).error).toMatch(/does not answer/);
+    expect(looks).toHaveBeenCalledTimes(2);
     await until(() => fetches.length === 2);
     expect((await look.view()).error).toMatch(/does not answer/);
     fetches[1]!(answered);

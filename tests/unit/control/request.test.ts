@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../support/temp.ts';
 import { readRequest, requestPath, writeRequest } from '../../../lib/control/channel.ts';
 import { holderUid, requestControl } from '../../../lib/control/request.ts';
-import { formatLockInfo } from '../../../lib/lock.ts';
+import { formatLockInfo } from '../../../lib/repo/lock.ts';
 
 /** The lock's time: after this process started, as in a lock its holder took (an earlier one names a reused PID). */
 const STARTED = new Date().toISOString();

@@ -30,6 +30,37 @@ describe('AgentRoster', () => {
     expect(roster.earliestReset()).toBeUndefined();
   });
 
+  it('state() shows a limit only while it lasts: from its time on the agent is free, in state() as in current()', () => {
+    let now = 1000;
+    const roster = new AgentRoster([seat('claude'), seat('codex')], () => now);
+    roster.limit(roster.seats[0]!, 5000, 'five_hour');
+    now = 4999;
+    expect(roster.state()).toEqual([{ label: 'claude', limitedUntil: 5000, reason: 'five_hour' }, { label: 'codex' }]);
+    // Read before current() forgets the limit: state() must not wait for it.
+    now = 5000;
+    expect(roster.state()).toEqual([{ label: 'claude' }, { label: 'codex' }]);
+    now = 9000;
+    expect(roster.state()).toEqual([{ label: 'claude' }, { label: 'codex' }]);
+    expect(roster.current()?.label).toBe('claude');
+  });
+
+  it('a limit for the rest of the run never resets; the earliest reset is of the limits that end', () => {
+    let now = 0;
+    const roster = new AgentRoster([seat('claude'), seat('codex'), seat('gemini')], () => now);
+    roster.limit(roster.seats[0]!, Number.POSITIVE_INFINITY, 'no credit');
+    expect(roster.earliestReset()).toBeUndefined();
+    roster.limit(roster.seats[2]!, 8000, 'weekly');
+    roster.limit(roster.seats[1]!, 7000, 'five_hour');
+    expect(roster.earliestReset()).toBe(7000);
+    now = Number.MAX_SAFE_INTEGER;
+    expect(roster.current()?.label).toBe('codex');
+    expect(roster.state()[0]).toEqual({ label: 'claude', limitedUntil: Number.POSITIVE_INFINITY, reason: 'no credit' });
+  });
+
+  it('needs at least one agent', () => {
+    expect(() => new AgentRoster([], () => 0)).toThrow('an agent roster needs at least one agent');
+  });
+
   it('keeps the later of two limits of one agent', () => {
     const roster = new AgentRoster([seat('claude'), seat('codex')], () => 0);
     roster.limit(roster.seats[0]!, 9000, 'weekly');
@@ -51,6 +82,16 @@ describe('agentTotals', () => {
     expect(totals).toEqual([
       { agent: 'claude', iterations: 0, costUsd: 0.2, inputTokens: 10, outputTokens: 1, limitedUntil: null },
       { agent: 'codex', iterations: 2, costUsd: 0.4, inputTokens: 27, outputTokens: 6 },
+    ]);
+  });
+
+  it("an iteration without its agent named is the primary's, and a reviewer's spending is not the agent's; a limit that ends is given as a time", () => {
+    const roster = new AgentRoster([seat('claude'), seat('codex')], () => 0);
+    roster.limit(roster.seats[1]!, Date.parse('2026-01-01T12:00:00.000Z'), 'five_hour');
+    const review = { agent: 'codex', verdict: 'approve', taskIds: ['T1'], attempts: 1, exhausted: false, durationMs: 1, costUsd: 0.4, inputTokens: 40, outputTokens: 4 } as IterationRecord['review'];
+    expect(agentTotals([record({ costUsd: 1, inputTokens: 100, outputTokens: 10, review })], roster)).toEqual([
+      { agent: 'claude', iterations: 1, costUsd: 0.6, inputTokens: 60, outputTokens: 6 },
+      { agent: 'codex', iterations: 0, costUsd: 0, inputTokens: 0, outputTokens: 0, limitedUntil: '2026-01-01T12:00:00.000Z' },
     ]);
   });
 

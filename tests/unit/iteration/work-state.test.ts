@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Git } from '../../../lib/git.ts';
-import { compareWorkStates, matchesAny, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
+import { Git } from '../../../lib/repo/git.ts';
+import { compareWorkStates, readWorkState, stateAfterLanding, type WorkState } from '../../../lib/iteration/work-state.ts';
+import { matchesAny } from '../../../lib/repo/paths.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const state = (head: string | undefined, files: Record<string, string>): WorkState => ({ head, files: new Map(Object.entries(files)) });

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClaimLostError } from '../../../lib/errors.ts';
-import { Git } from '../../../lib/git.ts';
+import { Git } from '../../../lib/repo/git.ts';
 import { realDeps } from '../../../lib/deps.ts';
 import { refPart, RemoteClaims } from '../../../lib/landing/claims.ts';
 import { noAnswer, pushLines, remoteGit } from '../../../lib/landing/remote-git.ts';
@@ -88,6 +88,39 @@ describe('claims on the remote', () => {
     expect((await a!.seen('T001'))!.run).toBe('run-2');
     await b!.claims.release('T001');
     expect(onRemote()).toEqual([]);
+  });
+});
+
+describe('renewals', () => {
+  it('a paused claim (its landing waits on a silent remote) is not renewed; resumed, it is again', async () => {
+    const { clones, clock } = hosts(1, 60_000);
+    const [a] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    const renew = (a!.claims as unknown as { renew(task: string): Promise<void> }).renew.bind(a!.claims);
+    await a!.claims.claim('T001', undefined);
+    const first = (await a!.seen('T001'))!;
+    clock.now += 10_000;
+    a!.claims.pause('T001');
+    await renew('T001');
+    expect((await a!.seen('T001'))!.sha).toBe(first.sha);
+    a!.claims.resume('T001');
+    await renew('T001');
+    expect((await a!.seen('T001'))!.renewedAt).toBe(first.renewedAt + 10_000);
+    a!.claims.forget('T001');
+  });
+
+  it("claims an earlier run of this clone left are dropped for the tasks named; another clone's are not", async () => {
+    const { clones, onRemote } = hosts(2);
+    const [a, b] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    await a!.claims.claim('T001', undefined);
+    await a!.claims.claim('T002', undefined);
+    await b!.claims.claim('T003', undefined);
+    a!.claims.forget('T001');
+    a!.claims.forget('T002'); // the run is killed: its claims stay on the remote
+    const again = new RemoteClaims({ main: new Git(a!.dir), git: remoteGit({ ...realDeps(), env: ENV }, a!.dir), remote: 'origin', branch: 'feature/x', me: { host: 'h1', clone: a!.dir, run: 'run-1b', pid: 200 }, leaseMs: 10_000, now: () => 1_000_000, warn: () => undefined });
+    a!.fetch();
+    expect(await again.dropLeftBehind(['T001', 'T003'])).toEqual(['T001']);
+    expect(onRemote()).toEqual(['refs/ralph/feature%2Fx/claims/T002', 'refs/ralph/feature%2Fx/claims/T003']);
+    b!.claims.forget('T003');
   });
 });
 

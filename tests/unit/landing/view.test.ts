@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { execCommand, type Deps } from '../../../lib/deps.ts';
-import { Git } from '../../../lib/git.ts';
+import { Git } from '../../../lib/repo/git.ts';
 import { RemoteClaims } from '../../../lib/landing/claims.ts';
 import { remoteGit } from '../../../lib/landing/remote-git.ts';
 import { readRemoteClaims, remoteBranchHead } from '../../../lib/landing/view.ts';

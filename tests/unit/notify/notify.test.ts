@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../../lib/config.ts';
+import { resolveConfig } from '../../../lib/config/index.ts';
 import { parseArgv } from '../../../lib/cli/argv.ts';
 import { deliveryFor, formatFor, safeUrl } from '../../../lib/notify/format.ts';
 import { notifySettings } from '../../../lib/notify/index.ts';

@@ -19,7 +19,7 @@ describe('why a push failed, in a line', () => {
     ['a timeout', 'git: timed out after 600000 ms and was stopped', 'git: timed out after 600000 ms and was stopped'],
     ['nothing said', '', 'git push failed'],
   ])('%s', (_what, output, expected) => {
-    expect(pushFailure(output, 'origin', 'feat')).toBe(expected);
+    expect(pushFailure({ exitCode: 1, stdout: output, stderr: '' }, 'origin', 'feat')).toBe(expected);
   });
 });
 

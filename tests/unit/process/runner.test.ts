@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +47,22 @@ describe('runProcess', () => {
     expect(lines).toEqual(expect.arrayContaining(['stdout:one', 'stdout:two', 'stderr:oops']));
     expect(readFileSync(path.join(dir, 'out.jsonl'), 'utf8')).toBe('one\ntwo');
     expect(result.stderrTail).toContain('oops');
+  });
+
+  it('caps the logs: the head, the note, the line ralph acted on, the tail; nothing else left in the folder', async () => {
+    const dir = temp();
+    // 2 MB of numbered lines with one line ralph acts on in the middle, and a last line.
+    const script = `for (let i = 0; i < 20000; i++) { if (i === 10000) console.log('ACTED'); console.log(String(i).padStart(99, '.')); } console.error('e'.repeat(200000)); console.log('LAST');`;
+    const stdoutLog = path.join(dir, 'iteration-1.jsonl');
+    const stderrLog = path.join(dir, 'iteration-1.stderr.log');
+    const result = await runProcess({ bin: node, args: ['-e', script] }, options({ onLine: (line) => line === 'ACTED' || line === 'LAST', stdoutLog, stderrLog, logMaxBytes: 128 * 1024 }));
+    expect(result).toMatchObject({ exitCode: 0, reason: 'exit' });
+    const all = [...Array.from({ length: 20000 }, (_, i) => [...(i === 10000 ? ['ACTED'] : []), String(i).padStart(99, '.')]).flat(), 'LAST'].join('\n') + '\n';
+    const log = readFileSync(stdoutLog, 'utf8');
+    expect(log).toBe(`${all.slice(0, 65_536)}\n[ralph: ${all.length - 131_072} bytes of output left out here (--log-max-bytes); 1 line(s) ralph acted on follow, then the last 65536 bytes]\nACTED\n[ralph: the last 65536 bytes]\n${all.slice(-65_536)}`);
+    // stderr is capped the same way, on its own.
+    expect(readFileSync(stderrLog, 'utf8')).toBe(`${'e'.repeat(65_536)}\n[ralph: ${200_001 - 131_072} bytes of output left out here (--log-max-bytes); 0 line(s) ralph acted on follow, then the last 65536 bytes]\n[ralph: the last 65536 bytes]\n${'e'.repeat(65_535)}\n`);
+    expect(readdirSync(dir).sort()).toEqual(['iteration-1.jsonl', 'iteration-1.stderr.log']);
   });
 
   it('writes a large prompt to stdin and closes it', async () => {

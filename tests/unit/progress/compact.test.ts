@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ARCHIVE_FILE, compactAfterAppend, compactProgress, DEFAULT_PROGRESS_MAX_BYTES, POINTER_LINE, progressMaxBytes } from '../../../lib/progress/compact.ts';
-import { resolveConfig } from '../../../lib/config.ts';
+import { resolveConfig } from '../../../lib/config/index.ts';
 import { loadPrdTemplate } from '../../../lib/sources/prd/prompt.ts';
 import { createPrdSource } from '../../../lib/sources/prd/source.ts';
 import {

@@ -15,6 +15,8 @@ describe('parseQuestion', () => {
     ['any case of the tag', '<Question>Upper?</QUESTION>', 'Upper?'],
     ['a real one after the quoted placeholder', 'The prompt says to use <question>…</question>.\n<question>410?</question>', '410?'],
     ['inside a sentence', 'Before I go on: <question>Is the limit per user or per account?</question> Nothing changed.', 'Is the limit per user or per account?'],
+    ['with Windows line breaks', 'Report.\r\n<question>Which one?\r\n- 404\r\n- 410</question>\r\n', 'Which one?\n- 404\n- 410'],
+    ['after inline code of two backticks', 'Run ``npm test`` first. <question>404 or 410?</question>', '404 or 410?'],
   ])('reads %s', (_name, text, expected) => {
     expect(parseQuestion(text)).toBe(expected);
   });
@@ -24,6 +26,8 @@ describe('parseQuestion', () => {
     ['an empty tag', 'Nothing to ask: <question></question>'],
     ['the instruction\'s placeholder', 'I would write <question>…</question> if I had to ask.'],
     ['three dots', '<question>...</question>'],
+    ['spaced dots', '<question>. . .</question>'],
+    ['inline code of two backticks', 'Use ``<question>404 or 410?</question>`` to ask.'],
     ['a tag that is never closed (an answer cut off)', '<question>Should it'],
     ['a fenced code block', 'Example:\n```\n<question>404 or 410?</question>\n```\nDone.'],
     ['a tilde fence', '~~~md\n<question>404 or 410?</question>\n~~~'],
@@ -44,6 +48,16 @@ describe('parseQuestion', () => {
   it('the review and converge prompts do not tell the agent to ask', () => {
     expect(template('review-prompt.md')).not.toContain('<question>');
     expect(template('converge-prompt.md')).not.toContain('<question>');
+  });
+
+  it('keeps a question of QUESTION_MAX_CHARS characters whole; a longer one to one character less and an ellipsis', () => {
+    // No spaces: a cut one character too far would not be hidden by the trim before the ellipsis.
+    const whole = 'q'.repeat(QUESTION_MAX_CHARS);
+    expect(parseQuestion(`<question>${whole}</question>`)).toBe(whole);
+    expect(parseQuestion(`<question>${whole}r</question>`)).toBe(`${'q'.repeat(QUESTION_MAX_CHARS - 1)}…`);
+    expect(parseQuestion(`<question>${'abcdefghij'.repeat(300)}</question>`)).toBe(`${'abcdefghij'.repeat(199)}abcdefghi…`);
+    // A cut just after a space: the space goes, the ellipsis follows the word.
+    expect(parseQuestion(`<question>${'q'.repeat(QUESTION_MAX_CHARS - 2)} and more</question>`)).toBe(`${'q'.repeat(QUESTION_MAX_CHARS - 2)}…`);
   });
 
   it('keeps at most QUESTION_MAX_CHARS characters', () => {

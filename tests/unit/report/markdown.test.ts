@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeCell, renderMarkdownReport } from '../../../lib/report/markdown.ts';
-import { formatCount } from '../../../lib/report/totals.ts';
+import { formatCount, reportFacts } from '../../../lib/report/totals.ts';
 import { record, sampleSummary } from './fixture.ts';
 
 const rowsOf = (markdown: string): string[] => {
@@ -110,5 +110,16 @@ describe('formatCount', () => {
       /^## Questions\n\n\| # \| task \| question \| answer \|\n\| --- \| --- \| --- \| --- \|\n\| 1 \| T002 Greet \| Hello \\\| Hi\? \| waiting for an answer: ralph answer T002 "…" \|\n\| 2 \| T004 Part \| Which part\? \| answered; the task was worked on since \|\n\| 7 \| T009 Old \| Still open\? \| answered: yes \(asked by an earlier run\) \|\n/,
     );
     expect(renderMarkdownReport(sampleSummary())).not.toContain('## Questions');
+  });
+});
+
+describe("the project's hooks in the report", () => {
+  it('names each hook pass of the run, passed or failed, with its iteration', () => {
+    const hooks = [
+      { name: 'before_implement speckit.git.validate (git)', outcome: 'pass' as const, iteration: 1 },
+      { name: 'after_implement speckit.review.run (review)', outcome: 'fail' as const, iteration: 4 },
+    ];
+    expect(renderMarkdownReport(sampleSummary({ hooks }))).toContain('| **hooks** | before_implement speckit.git.validate (git) passed (iteration 1); after_implement speckit.review.run (review) failed (iteration 4) |');
+    expect(reportFacts(sampleSummary()).map(([name]) => name)).not.toContain('hooks');
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../support/temp.ts';
 import { readRequest } from '../../../lib/control/channel.ts';
-import { formatLockInfo } from '../../../lib/lock.ts';
+import { formatLockInfo } from '../../../lib/repo/lock.ts';
 import { eventLine } from '../../../lib/progress/event-log.ts';
 import type { PageState } from '../../../lib/serve/feed.ts';
 import { startServer, type LiveServer } from '../../../lib/serve/server.ts';

@@ -2,7 +2,7 @@
 // the startable tasks, and who landed what.
 import { describe, expect, it } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
-import { resolveConfig } from '../../../lib/config.ts';
+import { resolveConfig } from '../../../lib/config/index.ts';
 import { endLoop, pollMs, spread } from '../../../lib/session/loop-end.ts';
 
 const config = (argv: string[]) => resolveConfig({ flags: parseArgv(argv).flags, env: {}, file: {}, passthrough: [] });

@@ -37,6 +37,22 @@ describe('the plain view\'s heartbeat', () => {
     view.close();
   });
 
+  it('shows the start of the last text with words, however long the text, and not a blank one after it', () => {
+    vi.useFakeTimers({ now: T0 });
+    const out = pipe();
+    const view = new LineView({ out, color: false, quiet: true, verbose: false, now: () => Date.now(), heartbeatMs: 60_000 });
+    view.emit({ type: 'iteration_start', iteration: 1, maxIterations: 10, task: { id: 'T001', title: 'x', status: 'open' } } as never, T0);
+    const text = `Reading   the\n\nfiles ${'and more words '.repeat(70_000)}`;
+    view.emit({ type: 'agent', iteration: 1, event: { kind: 'text', text } }, Date.now());
+    view.emit({ type: 'agent', iteration: 1, event: { kind: 'text', text: ' \n\t ' } }, Date.now());
+    vi.advanceTimersByTime(80_000);
+    const said = out.lines().find((line) => line.includes('still working'))!;
+    const shown = said.slice(said.indexOf('ago: ') + 'ago: '.length);
+    expect(shown.startsWith('│ Reading the files and more words and more words')).toBe(true);
+    expect(shown.length).toBeLessThanOrEqual(121);
+    view.close();
+  });
+
   it('stays quiet while lines are printed, and is off at 0 and in the TTY view', () => {
     vi.useFakeTimers({ now: T0 });
     const out = pipe();

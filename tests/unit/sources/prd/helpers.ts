@@ -1,7 +1,7 @@
 import { cpSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveConfig, type Config } from '../../../../lib/config.ts';
+import { resolveConfig, type Config } from '../../../../lib/config/index.ts';
 import type { Deps, ExecOptions, ExecResult } from '../../../../lib/deps.ts';
 import type { OptionValue } from '../../../../lib/config/values.ts';
 import { tempDir as makeTempDir } from '../../../support/temp.ts';

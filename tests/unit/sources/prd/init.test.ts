@@ -14,7 +14,7 @@ import {
 import { judgeStatus } from '../../../../lib/sources/prd/rulebook-parse.ts';
 import { readPrd } from '../../../../lib/sources/prd/schema.ts';
 import { prdSnapshot } from '../../../../lib/sources/prd/selection.ts';
-import { decideNext } from '../../../../lib/decide.ts';
+import { decideNext } from '../../../../lib/session/decide.ts';
 import { copyFixture, tempDir } from './helpers.ts';
 
 const NOW = Date.parse('2026-11-20T10:00:00.000Z');

@@ -322,6 +322,39 @@ describe('recover and resume', () => {
     expect(await restarted.source.lastIteration!()).toBe(3);
   });
 
+  it('abandon(): an iteration a clean ending cut short puts its task back and records it, so the next recover() finds nothing', async () => {
+    const h = harness('snarktank.json', 'prd.json');
+    const [task] = (await h.source.snapshot()).ready;
+    await h.source.claim!(task!, info(3));
+    h.deps.clock.now += 5_000;
+    // Another iteration's number, or a task not in flight: nothing to put back.
+    expect(await h.source.abandon!(task!, info(2), 'interrupted by SIGINT')).toBeUndefined();
+    expect(h.prd().userStories[0]).toMatchObject({ status: 'in_iteration' });
+    expect(await h.source.abandon!(task!, info(3), 'interrupted by SIGINT')).toBe('task US-002 is back to pending: iteration 3 did not finish (interrupted by SIGINT)');
+    expect(h.prd().userStories[0]).toMatchObject({ status: 'pending', iterationNumber: 3 });
+    expect(h.prd().userStories[0].startedAt).toBeUndefined();
+    expect(readHistory(h.root)).toMatchObject([{ iterationNumber: 3, completionStatus: 'interrupted', taskId: 'US-002', durationMs: 5_000, reason: 'the run stopped before this iteration finished (interrupted by SIGINT); the task is back to pending' }]);
+    expect(h.progress()).toContain('- US-002 - iteration 3: interrupted');
+    // A second call (the loop's own failure path) changes nothing.
+    expect(await h.source.abandon!(task!, info(3), 'again')).toBeUndefined();
+    expect(h.progress().match(/iteration 3: interrupted/g)).toHaveLength(1);
+
+    const restarted = harness(undefined, 'prd.json', {}, h.root);
+    expect(await restarted.source.recover()).toEqual([]);
+    expect(await restarted.source.lastIteration!()).toBe(3);
+  });
+
+  it('abandon() after the iteration was settled leaves the verdict alone', async () => {
+    const h = harness('snarktank.json', 'prd.json');
+    const [task] = (await h.source.snapshot()).ready;
+    await h.source.claim!(task!, info(1));
+    await h.source.settle!(result(task!, 1, 'fail'), info(1));
+    const settled = h.prd().userStories[0];
+    expect(await h.source.abandon!(task!, info(1), 'could not commit')).toBeUndefined();
+    expect(h.prd().userStories[0]).toEqual(settled);
+    expect(readHistory(h.root).map((record) => record.completionStatus)).not.toContain('interrupted');
+  });
+
   it('a resumed run continues the numbering: no duplicates, every learning kept', async () => {
     const root = copyFixture('rulebook-project');
     initFromRulebook(root, { force: false, now: Date.parse('2026-11-20T09:00:00.000Z') });

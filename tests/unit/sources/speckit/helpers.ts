@@ -2,7 +2,7 @@
 import { cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveConfig } from '../../../../lib/config.ts';
+import { resolveConfig } from '../../../../lib/config/index.ts';
 import type { Deps } from '../../../../lib/deps.ts';
 import type { IterationInfo, IterationResult, SourceContext, Task } from '../../../../lib/sources/types.ts';
 import { tempDir } from '../../../support/temp.ts';

@@ -17,6 +17,16 @@ describe('tickTasks', () => {
   });
 });
 
+describe('tickTasks with a summary of short titles', () => {
+  const text = ['## Phase 1: Setup', '- [ ] T001 Create the app in src/app.ts', '- [ ] T002 Verify the quickstart guide', '## Task Checklist Summary', '### Phase 1: Setup (2 tasks)', '- [ ] T001 - App', '- [ ] T002 - Quickstart validation', ''].join('\n');
+  const parsed = parseTasksMd(text);
+
+  it('ticks a row only with its task, and never a row as a task of its own', () => {
+    expect(tickTasks(text, parsed, ['T002'])).toBe(text.replace('- [ ] T002 Verify', '- [X] T002 Verify').replace('- [ ] T002 - Q', '- [X] T002 - Q'));
+    expect(tickTasks(text, parsed, ['T001#2', 'T002#2'])).toBe(text);
+  });
+});
+
 describe('parallelStartable with a task waiting for an answer', () => {
   const parsed = parseTasksMd(['## Phase 1: Setup', '- [ ] T001 Create the app', '- [ ] T002 Add the page', '- [ ] T003 Add the form (depends on T001)', '## Phase 2: Polish', '- [ ] T004 Tidy up', ''].join('\n'));
   const none = new Set<string>();

@@ -1,7 +1,7 @@
 // tasks.md as real projects write it (patterns seen in public repositories, in fixtures written for ralph):
 // for each, the tasks ralph sees, the next task, and that completion is refused while one line is open.
 import { describe, expect, it } from 'vitest';
-import { decideNext } from '../../../../lib/decide.ts';
+import { decideNext } from '../../../../lib/session/decide.ts';
 import { parseTasksMd, type ParsedTasks } from '../../../../lib/sources/speckit/parse.ts';
 import { buildSnapshot, currentTaskBlock, explainStuck } from '../../../../lib/sources/speckit/select.ts';
 import { noTasksProblem, strayWarnings } from '../../../../lib/sources/speckit/check.ts';
@@ -227,6 +227,38 @@ describe('repeated ids: a checklist summary repeating every task unticked (issue
     const summaryDone = parseTasksMd(tick(text, ...ids(14, 19).map((id) => lineOf(parsed, id)), ...Array.from({ length: 29 }, (_, index) => 57 + index)));
     expect(view(summaryDone)).toMatchObject({ open: ['T020'], next: 'T020', decision: 'run' });
     expect(summaryDone.warnings).toContain('line 85 is ticked but repeats T020 (line 44), which is open: a ticked copy completes nothing; T020 is done when line 44 is ticked');
+  });
+});
+
+describe('repeated ids: a summary of short titles under "### Phase N (4 tasks)" subheadings (issue 35)', () => {
+  const text = read('abbreviated-summary');
+  const parsed = parseTasksMd(text);
+  const ids = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, index) => `T${String(from + index).padStart(3, '0')}`);
+
+  it('counts the 4 open tasks a person reads: the rows are copies, named in two lines, not ten warnings', () => {
+    expect(view(parsed)).toEqual({ ids: ids(1, 10), open: ids(7, 10), next: 'T007', decision: 'run' });
+    const snapshot = buildSnapshot(parsed, none);
+    expect([snapshot.done.length, snapshot.remaining.length]).toEqual([6, 4]);
+    expect(parsed.groups.map((group) => group.heading).filter((heading) => heading.includes('tasks)'))).toEqual([]);
+    expect(parsed.copies.map((copy) => `${copy.line}→${copy.of}`)).toEqual([37, 38, 39, 40, 43, 44, 45, 48, 49, 50].map((line, index) => `${line}→${ids(1, 10)[index]}`));
+    expect(parsed.warnings).toEqual([
+      'lines 37-40, 43-44 repeat tasks already ticked (T001 to T006): not counted and not worked on',
+      'lines 45, 48-50 repeat open tasks (T007, T008, T009, T010): not counted as tasks of their own; each is done with its task',
+    ]);
+    expect(parsed.strays).toEqual([]);
+  });
+
+  it('is complete once the tasks are ticked, though the summary stays open; a ticked row completes nothing', () => {
+    expect(view(parseTasksMd(tick(text, ...ids(7, 10).map((id) => lineOf(parsed, id))))).decision).toBe('complete');
+    expect(view(parseTasksMd(tick(text, 45, 48, 49, 50)))).toMatchObject({ open: ids(7, 10), next: 'T007', decision: 'run' });
+  });
+
+  it('under a heading ralph does not read as a summary, only the rows that abbreviate their task are copies', () => {
+    // "## Checklist" is not explanatory: its "### Phase N" subheadings are phases. "Quickstart validation"
+    // says a word T008 does not, so that row is a task of its own (T008#2), as a different description is.
+    const plain = parseTasksMd(text.replace('## Task Checklist Summary', '## Checklist'));
+    expect(plain.tasks.filter((task) => task.id.includes('#')).map((task) => task.id)).toEqual(['T008#2']);
+    expect(plain.copies).toHaveLength(9);
   });
 });
 

@@ -1,9 +1,9 @@
 // The rule for ids written on several lines (lib/sources/speckit/repeats.ts): which lines are tasks,
 // which are copies that follow a task, which are strays, and what that leaves for the loop.
 import { describe, expect, it } from 'vitest';
-import { decideNext } from '../../../../lib/decide.ts';
-import { parseTasksMd } from '../../../../lib/sources/speckit/parse.ts';
-import { buildSnapshot } from '../../../../lib/sources/speckit/select.ts';
+import { decideNext } from '../../../../lib/session/decide.ts';
+import { parseTasksMd, tasksById } from '../../../../lib/sources/speckit/parse.ts';
+import { buildSnapshot, readyTasks } from '../../../../lib/sources/speckit/select.ts';
 
 const none = new Set<string>();
 
@@ -142,6 +142,48 @@ const rows: Row[] = [
     remaining: [],
     decision: 'complete',
   },
+  {
+    name: 'a repeat in the phases with a few words of the original (`T001 - the app`) is a copy, not T001#2',
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '## Phase 2: Release', '- [ ] T001 - app in src'],
+    tasks: ['T001:x'],
+    copies: ['4→T001'],
+    remaining: [],
+    decision: 'complete',
+  },
+  {
+    name: "a summary's phase subheadings stay in the summary: its short rows are copies, never phases of their own",
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '- [ ] T002 Verify the quickstart guide', '## Task Checklist Summary', '### Phase 1: Setup (2 tasks)', '- [ ] T001 - App', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T001:x', 'T002: '],
+    copies: ['6→T001', '7→T002'],
+    remaining: ['T002'],
+    next: 'T002',
+    decision: 'run',
+  },
+  {
+    name: 'numbering restarted in a later phase: a task sharing words with the first but saying more is another task',
+    lines: [PHASE, '- [x] T001 Create the user model in src/models/user.ts', '## Phase 2: User Story 1', '- [ ] T001 Create the user model tests'],
+    tasks: ['T001:x', 'T001#2: '],
+    copies: [],
+    remaining: ['T001#2'],
+    next: 'T001#2',
+    decision: 'run',
+  },
+  {
+    name: "an explanatory subheading inside a summary (### Dependencies) is still the summary's",
+    lines: [PHASE, '- [x] T002 Verify the quickstart guide', '## Task Summary', '### Dependencies', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T002:x'],
+    copies: ['5→T002'],
+    remaining: [],
+    decision: 'complete',
+  },
+  {
+    name: 'under an explanatory heading that is not a summary, only an abbreviation is a copy: a row sharing one word is a stray',
+    lines: [PHASE, '- [x] T001 Create the app in src/app.ts', '- [x] T002 Verify the quickstart guide', '## Notes', '- [ ] T001 - app', '- [ ] T002 - Quickstart validation'],
+    tasks: ['T001:x', 'T002:x'],
+    copies: ['5→T001'],
+    remaining: ['line 6'],
+    decision: 'stuck',
+  },
 ];
 
 describe('repeated ids: tasks, copies and strays', () => {
@@ -203,5 +245,23 @@ describe('warnings about copies: one line per kind, naming the lines', () => {
     },
   ])('$name', ({ lines, warnings }) => {
     expect(parseTasksMd(`${lines.join('\n')}\n`).warnings).toEqual(warnings);
+  });
+});
+
+describe('tasks by id', () => {
+  // Exactly one id repeated (the commonest real case): the lookup names each task by its settled id.
+  const parsed = parseTasksMd(['## Phase 1', '- [ ] T001 Create the app', '- [ ] T002 Add the page (depends on T001)', '## Phase 2', '- [x] T001 Tag the release', ''].join('\n'));
+
+  it('one task per id, T001 the first line and T001#2 the other', () => {
+    const byId = tasksById(parsed);
+    expect([...byId.keys()].sort()).toEqual(['T001', 'T001#2', 'T002']);
+    expect(byId.get('T001')).toBe(parsed.tasks[0]);
+    expect(byId.get('T001#2')).toMatchObject({ title: 'Tag the release', done: true });
+  });
+
+  it('a dependency on the repeated id waits for its first task', () => {
+    expect(readyTasks(parsed, none).map((task) => task.id)).toEqual(['T001']);
+    const done = parseTasksMd(['## Phase 1', '- [x] T001 Create the app', '- [ ] T002 Add the page (depends on T001)', '## Phase 2', '- [ ] T001 Tag the release', ''].join('\n'));
+    expect(readyTasks(done, none).map((task) => task.id)).toEqual(['T002']);
   });
 });

@@ -336,6 +336,32 @@ describe('settle(): progress.txt and ralph-tasks.json', () => {
     expect(second.slice(progress.length)).toMatch(/^\n## Session .* \(run run-1\)\nStarting at iteration 3\.\n\n---\n\n## Iteration 3 - /);
   });
 
+  it('abandon(): a clean ending records the cut-short iteration and clears it, so the next recover() is silent and numbering goes on', async () => {
+    const root = copyFixture('user-auth');
+    const source = createSpeckitSource(makeContext(root));
+    const task = (await source.snapshot()).ready[0]!;
+    await source.claim?.(task, info(4));
+    expect(await source.abandon!(task, info(3), 'interrupted by SIGTERM')).toBeUndefined();
+    expect(await source.abandon!(task, info(4), 'interrupted by SIGTERM')).toBe('iteration 4 on T005 did not finish (interrupted by SIGTERM); tasks.md decides what is done');
+    expect(tracking(root).current).toBeUndefined();
+    expect(tracking(root).lastIteration).toBe(4);
+    expect(read(root, FEATURE, 'progress.txt')).toMatch(/## Iteration 4 - [^\n]*\n- Task: T005[^\n]*\n- Status: ⚠️ Interrupted\n- Reason: the run stopped before this iteration finished \(started [^;]+; interrupted by SIGTERM\)/);
+    expect(await source.abandon!(task, info(4), 'again')).toBeUndefined();
+    const next = createSpeckitSource(makeContext(root));
+    expect(await next.recover()).toEqual([]);
+    expect(await next.lastIteration?.()).toBe(4);
+  });
+
+  it('abandon() of one worker leaves the other running iteration in ralph-tasks.json', async () => {
+    const root = copyFixture('user-auth');
+    const source = createSpeckitSource(makeContext(root));
+    const [first, second] = (await source.snapshot()).ready;
+    await source.claim?.(first!, { ...info(1), worker: 1 });
+    await source.claim?.(second ?? first!, { ...info(2), worker: 2 });
+    expect(await source.abandon!(first!, { ...info(1), worker: 1 }, 'interrupted by SIGINT')).toMatch(/^iteration 1 on /);
+    expect(tracking(root).running?.map((item) => item.iteration)).toEqual([2]);
+  });
+
   it('claim() records the running iteration; recover() of the next run notes it was interrupted', async () => {
     const root = copyFixture('user-auth');
     const source = createSpeckitSource(makeContext(root));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dependenciesOf } from '../../../../lib/sources/speckit/dependencies.ts';
-import { descriptionKey, readCheckbox, readTaskLine, sameDescription } from '../../../../lib/sources/speckit/task-line.ts';
+import { abbreviates, descriptionKey, readCheckbox, readTaskLine, sameDescription, summarizes } from '../../../../lib/sources/speckit/task-line.ts';
 
 describe('readCheckbox', () => {
   it.each([
@@ -88,5 +88,28 @@ describe('dependenciesOf with suffixed and dotted ids', () => {
     ['Ship (blocked by T129A and T130)', ['T129A', 'T130']],
   ])('%s', (text, expected) => {
     expect(dependenciesOf(text)).toEqual(expected);
+  });
+});
+
+describe('abbreviated descriptions (a summary row of short titles, issue 35)', () => {
+  const original = 'Add i18n authentication keys to src/languages/common.json (auth.username, auth.login) - verify no duplicates exist';
+  it.each([
+    ['a few words of the original, code names split', 'i18n common.json keys', original, true],
+    ['a word cut to its start (auth of authentication)', 'App.vue auth check', 'Add authentication check in src/App.vue onMounted hook', true],
+    ['US1 read as User Story 1', 'Test US1 independently', 'Test User Story 1 independently: open the app, sign in', true],
+    ['the same description cut short', 'Add the lint configuration', '[P] Add the lint configuration in eslint.config.js', true],
+    ['a word the original does not have', 'i18n errors.json keys', original, false],
+    ['a different task', 'Tag the release', 'Create the app in src/app.ts', false],
+    ['saying more than the original', 'Write the parser tests and the lexer', 'Add tests for the parser', false],
+    ['only common words', 'Add the', 'Add the parser', false],
+  ])('%s', (_name, short, long, expected) => {
+    expect(abbreviates(short, long)).toBe(expected);
+  });
+
+  it('under a summary heading a shared telling word is enough; a shared common word is not', () => {
+    expect(summarizes('Quickstart validation', 'Verify the implementation against specs/001-cart/quickstart.md 6-step guide')).toBe(true);
+    expect(summarizes('i18n common.json keys', original)).toBe(true);
+    expect(summarizes('Tag the release', 'Create the app')).toBe(false);
+    expect(summarizes('Add the footer', 'Add the header')).toBe(false);
   });
 });

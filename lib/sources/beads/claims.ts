@@ -1,0 +1,88 @@
+// ralph's own claims in bd, given back. A worker's bead carries the worker's actor as assignee (`ralph-w2`,
+// with --remote `ralph-<host>-w2`); whatever ends a run (complete, a failure, the iteration limit, Ctrl+C),
+// the beads it still holds go back to open, and a run that starts takes back what a dead run of this clone
+// left. A claim is given back as its holder (`--actor`): the lease line (beads 1.3) refuses a change of an
+// in_progress bead's status or assignee by anyone but its assignee, and every bd takes it from the holder.
+import { errorMessage } from '../../errors.ts';
+import type { Bd, BdIssue } from './bd.ts';
+import { releaseClaim } from './lease.ts';
+import { parseActor } from './workers.ts';
+
+/** Whether `issue` is held by a worker of this run's kind: hostless on one machine, this host's with --remote. */
+export function heldByRalph(issue: BdIssue, host: string | undefined): boolean {
+  const actor = parseActor(issue.assignee);
+  return issue.status === 'in_progress' && actor !== undefined && actor.host === host;
+}
+
+/**
+ * Puts `issue` back to open, unassigned, as its holder. With --remote only while the holder still holds it
+ * (bd's compare-and-set claim, beads-lease.ts); on one machine ralph holds the lock, so the bead is its own.
+ * Returns bd's reason when it refused.
+ */
+export async function giveBack(bd: Bd, issue: BdIssue, remote: boolean): Promise<string | undefined> {
+  const holder = issue.assignee!;
+  if (remote) return (await releaseClaim(bd, issue, holder)) ? undefined : `${holder} no longer holds it`;
+  const done = await bd.attempt(['update', issue.id, '--status', 'open', '--assignee', '', '--actor', holder]);
+  return done.ok ? undefined : done.error;
+}
+
+/**
+ * What a run left in_progress (`reason` says which run), put back to open. On one machine every in_progress
+ * bead is orphaned (this run holds the lock): a worker's as its holder, an agent's own claim as before; on a
+ * database other clones share (`shared`), a --remote host's claim is that host's and left alone. With
+ * --remote only this host's claims. Returns a warning per bead, and per bead bd would not give back.
+ */
+export async function putBackOrphans(bd: Bd, children: BdIssue[], host: string | undefined, reason: string, shared = false): Promise<string[]> {
+  const warnings: string[] = [];
+  for (const child of children.filter((issue) => issue.status === 'in_progress')) {
+    const actor = parseActor(child.assignee);
+    if (host === undefined ? shared && actor?.host !== undefined : actor?.host !== host) continue;
+    let refused: string | undefined;
+    try {
+      if (actor || host !== undefined) refused = await giveBack(bd, child, host !== undefined);
+      else await bd.setStatus(child.id, 'open');
+    } catch (error) {
+      refused = errorMessage(error);
+    }
+    if (refused) {
+      warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}${child.assignee ? ` (assignee ${child.assignee})` : ''} and could not be put back to open: ${refused}`);
+      continue;
+    }
+    delete child.assignee;
+    child.status = 'open';
+    warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}; put back to open`);
+  }
+  return warnings;
+}
+
+/**
+ * After a worker's iteration: its bead, when `actor` still holds it (not closed), given back. False when it
+ * held nothing, '' when it gave the bead back, else bd's reason.
+ */
+export async function giveBackAfter(bd: Bd, children: BdIssue[], taskId: string | undefined, actor: string, remote: boolean): Promise<string | false> {
+  const bead = children.find((issue) => issue.id === taskId);
+  if (!bead || bead.status !== 'in_progress' || bead.assignee !== actor) return false;
+  const refused = await giveBack(bd, bead, remote).catch((error: unknown) => errorMessage(error));
+  if (refused) return refused;
+  bead.status = 'open';
+  delete bead.assignee;
+  return '';
+}
+
+/** At the end of a run: every bead this run's workers still hold, given back; one line saying which. */
+export async function releaseAtEnd(bd: Bd, children: BdIssue[], host: string | undefined): Promise<string[]> {
+  const released: string[] = [];
+  const messages: string[] = [];
+  for (const child of children.filter((issue) => heldByRalph(issue, host))) {
+    const holder = child.assignee!;
+    const refused = await giveBack(bd, child, host !== undefined).catch((error: unknown) => errorMessage(error));
+    if (refused) messages.push(`could not give back ${child.id}, claimed by ${holder}: ${refused}`);
+    else {
+      released.push(`${child.id} (${holder})`);
+      child.status = 'open';
+      delete child.assignee;
+    }
+  }
+  if (released.length > 0) messages.unshift(`gave back ${released.length === 1 ? 'the bead' : `${released.length} beads`} this run still held in beads: ${released.join(', ')}; open again for the next run`);
+  return messages;
+}
