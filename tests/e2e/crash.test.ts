@@ -87,27 +87,29 @@ describe('kill -9 of ralph while its agent works, the orphaned agent finishing i
   });
 });
 
-describe('the dry run after Ctrl+C says what the run will do, recovery included', () => {
-  it('lists the interrupted story first, as the run then takes it', async () => {
-    sandbox = makeSandbox();
-    prdProject(sandbox, prdStories(4));
-    scenario(sandbox, [
+describe('the dry run after a stop says what the run will do, recovery included', () => {
+  const fourStories = (box: Sandbox): void => {
+    prdProject(box, prdStories(4));
+    scenario(box, [
       { write: { 'work-US_001.txt': 'one\n' }, lines: [report('completed')] },
-      { marker: 'AGENT-WORKING', lines: [answer('working on it')], hang: true },
+      { lines: [answer('working on it')], hang: true },
       { write: { 'work-US_002.txt': 'two\n' }, lines: [report('completed')] },
       { write: { 'work-US_003.txt': 'three\n' }, lines: [report('completed')] },
       { write: { 'work-US_004.txt': 'four\n' }, lines: [report('completed')] },
     ]);
+  };
+
+  it('kill -9 while US-002 runs: the dry run lists US-002 first, with what it would recover, and the run then takes it first', async () => {
+    sandbox = makeSandbox();
+    fourStories(sandbox);
     const first = startNode(sandbox, FAST);
-    await waitFor(() => agentCalls(sandbox).length >= 2, 30_000, 'the second story to start');
-    process.kill(ralphPid(sandbox), 'SIGINT');
-    const interrupted = await first.done;
-    expect(interrupted.code, interrupted.stderr).toBe(130);
-    // The user writes something of their own before starting again: theirs, whatever the journal says.
-    writeFileSync(path.join(sandbox.repo, 'notes.txt'), 'mine\n');
+    await waitFor(() => agentCalls(sandbox).length >= 2 && prdState(sandbox)[1]!.status === 'in_iteration', 30_000, 'the second story to start');
+    process.kill(ralphPid(sandbox), 'SIGKILL');
+    await first.done;
 
     const dry = await startNode(sandbox, ['resume', '--dry-run', ...FAST]).done;
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/would recover: stop the agent \(process group \d+\) a killed run left running/);
     expect(dry.stdout).toMatch(/would recover: task US-002 was left in_iteration by iteration 2 \(started [^)]+\): put it back to pending/);
     expect(dry.stdout).toMatch(/ready, in order:\n {2}1\. US-002 Story 2\n {2}2\. US-003 Story 3\n {2}3\. US-004 Story 4\n/);
     // The dry run changed nothing.
@@ -116,13 +118,28 @@ describe('the dry run after Ctrl+C says what the run will do, recovery included'
     const run = await startNode(sandbox, ['resume', '--json', ...FAST]).done;
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout).records.map((record: { taskId: string }) => record.taskId)).toEqual(['US-002', 'US-003', 'US-004']);
-    expect(run.stderr).toMatch(/uncommitted changes from before the run \(1 path: notes\.txt\) stay yours/);
     expect(taskCommits(sandbox).map((commit) => commit.task)).toEqual(['US-001', 'US-002', 'US-003', 'US-004']);
+    expect(gitText(sandbox, ['status', '--porcelain'])).toBe('');
+  });
+
+  it('Ctrl+C: a file the user writes before starting again stays theirs', async () => {
+    sandbox = makeSandbox();
+    fourStories(sandbox);
+    const first = startNode(sandbox, FAST);
+    await waitFor(() => agentCalls(sandbox).length >= 2 && prdState(sandbox)[1]!.status === 'in_iteration', 30_000, 'the second story to start');
+    process.kill(ralphPid(sandbox), 'SIGINT');
+    expect((await first.done).code).toBe(130);
+    writeFileSync(path.join(sandbox.repo, 'notes.txt'), 'mine\n');
+    const dry = await startNode(sandbox, ['resume', '--dry-run', ...FAST]).done;
+    expect(dry.stdout).toMatch(/ready, in order:\n {2}1\. US-002 Story 2\n/);
+    const run = await startNode(sandbox, ['resume', '--json', ...FAST]).done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout).records.map((record: { taskId: string }) => record.taskId)).toEqual(['US-002', 'US-003', 'US-004']);
+    expect(run.stderr).toMatch(/uncommitted changes from before the run \(1 path: notes\.txt\) stay yours/);
     expect(taskCommits(sandbox).flatMap((commit) => commit.files)).not.toContain('notes.txt');
     expect(gitText(sandbox, ['status', '--porcelain'])).toBe('?? notes.txt\n');
   });
 });
-
 
 describe('what a git killed half way leaves', () => {
   it("a worktree record `git worktree add` left locked, and an index.lock no process holds: the next --parallel run gets past both", async () => {
