@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { CommitGuard } from '../repo/commit-set.ts';
 import type { Deps } from '../deps.ts';
+import { errorMessage } from '../errors.ts';
 import type { EventSink, PullRequestRecord, RunEvent, RunSummary } from '../events.ts';
 import { writeFileAtomic } from '../repo/fs-atomic.ts';
 import type { Git } from '../repo/git.ts';
@@ -109,10 +110,24 @@ export class Handover implements EventSink {
       const ahead = await this.o.git.attempt(['rev-list', '--count', head, '--not', `refs/remotes/${remote}/${base}`]);
       if (ahead.ok && ahead.output.trim() === '0') return { none: `${branch} has no commit that ${base} lacks` };
       writeFileAtomic(file, withSummaryBlock('', block), { mode: PRIVATE_FILE });
-      const created = await gh.create({ base, head: branch, title: this.o.title, bodyFile: file });
-      pr = { ...created, isDraft: true, body: '' };
-      action = 'created';
-      this.o.info(`pull request #${pr.number} opened as a draft into ${base}: ${pr.url}`);
+      const created = await gh.create({ base, head: branch, title: this.o.title, bodyFile: file }).catch(async (error: unknown) => {
+        // Another host opened it meanwhile (several hosts end at once): GitHub refuses a second one, and
+        // that one is ours to update.
+        const opened = /already exists/.test(errorMessage(error)) ? await gh.find(branch) : undefined;
+        if (!opened) throw error;
+        return opened;
+      });
+      if ('body' in created) {
+        writeFileAtomic(file, withSummaryBlock(created.body, block), { mode: PRIVATE_FILE });
+        await gh.editBody(created.number, file);
+        pr = created;
+        action = 'updated';
+        this.o.info(`pull request #${pr.number}, which another host opened meanwhile, updated with this run's summary: ${pr.url}`);
+      } else {
+        pr = { ...created, isDraft: true, body: '' };
+        action = 'created';
+        this.o.info(`pull request #${pr.number} opened as a draft into ${base}: ${pr.url}`);
+      }
     }
     let draft = pr.isDraft;
     if (draft && summary.exitCode === 0 && !this.o.target.keepDraft) {

@@ -194,9 +194,12 @@ describe('--pr: a pull request at the end', () => {
     signalRalph(sandbox, 'SIGINT');
     const result = await run.done;
     expect(result.code, result.stderr).toBe(130);
-    const head = git(sandbox.repo, ['rev-parse', 'HEAD']);
-    expect(remote.head(BRANCH)).toBe(head);
-    expect(JSON.parse(result.stdout).pr).toEqual({ target: `origin/${BRANCH}`, pushed: true, none: 'the run was interrupted; the next run with --pr pushes what is left and opens or updates it' });
+    // The story that landed is pushed; after the interruption only ralph's closing commit of the task state
+    // (the second story back to pending) is made, locally: no more network.
+    expect(git(sandbox.repo, ['log', '-1', '--format=%s'])).toMatch(/^ralph: task state at the end of session /);
+    expect(git(sandbox.repo, ['log', '-1', '--format=%s', 'HEAD~1'])).toBe('ralph: US-001 First story');
+    expect(remote.head(BRANCH)).toBe(git(sandbox.repo, ['rev-parse', 'HEAD~1']));
+    expect(JSON.parse(result.stdout).pr).toEqual({ target: `origin/${BRANCH}`, pushed: false, notPushed: `1 commit up to ${git(sandbox.repo, ['rev-parse', '--short=7', 'HEAD'])}: the run was interrupted before its last push`, none: 'the run was interrupted; the next run with --pr pushes what is left and opens or updates it' });
     expect(lastLines(result.stderr, 1)).toEqual(['pull request: none (the run was interrupted; the next run with --pr pushes what is left and opens or updates it)']);
     expect(ghCommands(sandbox)).toEqual(['auth status']);
   });
