@@ -53,29 +53,33 @@ export function listenToPoints(next: Listener): () => void {
 /** The name of the test hook's variable. */
 export const CRASH_VARIABLE = 'RALPH_TEST_CRASH_AT';
 
-/** `point` or `point:n` (the n-th time the point is reached, 1 when absent); undefined when not a known point. */
-export function parseCrashAt(value: string | undefined): { point: CrashPoint; nth: number } | undefined {
+/**
+ * `point`, `point:n` (the n-th time the point is reached, 1 when absent) or `point:n:early` (killed once the
+ * step is done but before the journal learns it: the journal a step behind); undefined when not understood.
+ */
+export function parseCrashAt(value: string | undefined): { point: CrashPoint; nth: number; early: boolean } | undefined {
   if (!value) return undefined;
-  const [name, count] = value.split(':');
+  const [name, count, when] = value.split(':');
   if (!(CRASH_POINTS as readonly string[]).includes(name ?? '')) return undefined;
+  if (when !== undefined && when !== 'early') return undefined;
   const nth = count === undefined ? 1 : Number(count);
-  return Number.isInteger(nth) && nth >= 1 ? { point: name as CrashPoint, nth } : undefined;
+  return Number.isInteger(nth) && nth >= 1 ? { point: name as CrashPoint, nth, early: when === 'early' } : undefined;
 }
 
 const seen = new Map<CrashPoint, number>();
 
 /**
  * Announces that a durable step completed: the journal notes it, then the test hook may kill the process.
- * TEST ONLY: with RALPH_TEST_CRASH_AT=<point>[:<n>] set, ralph SIGKILLs itself the n-th time it reaches
- * <point>, as a power cut would end it there; unset (always, outside tests) it does nothing.
+ * TEST ONLY: with RALPH_TEST_CRASH_AT=<point>[:<n>[:early]] set, ralph SIGKILLs itself the n-th time it
+ * reaches <point> (`early`: before the journal notes it), as a power cut would end it there; unset (always,
+ * outside tests) it does nothing.
  */
 export function reached(point: CrashPoint, detail: PointDetail = {}): void {
-  listener?.reached(point, detail);
   const crash = parseCrashAt(process.env[CRASH_VARIABLE]);
-  if (!crash || crash.point !== point) return;
-  const times = (seen.get(point) ?? 0) + 1;
-  seen.set(point, times);
-  if (times === crash.nth) process.kill(process.pid, 'SIGKILL');
+  const now = crash?.point === point && (seen.set(point, (seen.get(point) ?? 0) + 1), seen.get(point) === crash.nth);
+  if (now && crash.early) process.kill(process.pid, 'SIGKILL');
+  listener?.reached(point, detail);
+  if (now) process.kill(process.pid, 'SIGKILL');
 }
 
 /** Announces that an iteration is over: nothing of it needs recovery any more. */

@@ -197,13 +197,16 @@ async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal:
  * into that commit, as the landing would have. Recorded: the state amended, if that was still to do.
  */
 async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: Journal, entry: InFlight): Promise<string | undefined> {
-  const landed = ctx.amendState && (entry.step === 'merged' || entry.step === 'state_written') ? await landedAt(ctx.git, entry) : undefined;
+  // HEAD carrying the iteration's trailers is the proof it was merged, whatever step the journal had
+  // learned (a kill between the fast-forward and the journal's write leaves it a step behind).
+  const landed = ctx.amendState ? await landedAt(ctx.git, entry) : undefined;
   if (!landed || !ctx.amendState) {
     journal.end(entry.iteration);
     return undefined;
   }
   const label = `iteration ${entry.iteration} (${entry.taskId}, worker ${entry.worker})`;
-  if (entry.step === 'merged') {
+  const recorded = entry.step === 'state_written' || (await ctx.source.recorded?.(entry.iteration)) === true;
+  if (!recorded) {
     const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
     const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session, worker: entry.worker };
     await ctx.source.workers.markDone([entry.taskId]);
@@ -213,7 +216,7 @@ async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: 
   const made = await ctx.amendState(guard);
   reached('state_written', { iteration: entry.iteration, outcome: 'pass' });
   journal.end(entry.iteration);
-  return entry.step === 'merged'
+  return !recorded
     ? `${label} had been merged into the branch (${landed.slice(0, 12)}) when the run died: recorded now, its state ${made.commit ? 'amended into that commit' : 'already there'}`
     : `${label} had landed when the run died: ${made.commit ? 'its state amended into its commit' : 'nothing left to do'}`;
 }

@@ -11,8 +11,10 @@ describe('parseCrashAt (the test hook RALPH_TEST_CRASH_AT)', () => {
   it.each([
     [undefined, undefined],
     ['', undefined],
-    ['agent_started', { point: 'agent_started', nth: 1 }],
-    ['merged:3', { point: 'merged', nth: 3 }],
+    ['agent_started', { point: 'agent_started', nth: 1, early: false }],
+    ['merged:3', { point: 'merged', nth: 3, early: false }],
+    ['merged:2:early', { point: 'merged', nth: 2, early: true }],
+    ['merged:2:late', undefined],
     ['merged:0', undefined],
     ['merged:x', undefined],
     ['agent-started', undefined],
