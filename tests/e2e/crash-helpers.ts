@@ -110,12 +110,13 @@ export function expectSettled(box: Sandbox, kind: Kind, ids: readonly string[]):
 const GATE = 'node -e "process.exit(0)"';
 
 /** A project of the kind, its task ids and the command line both starts use. */
-export function crashProject(box: Sandbox, kind: Kind): { ids: string[]; args: string[] } {
+export function crashProject(box: Sandbox, kind: Kind, count = 3): { ids: string[]; args: string[] } {
   if (kind === 'prd') {
-    prdProject(box, prdStories(3), GATE);
-    return { ids: ['US-001', 'US-002', 'US-003'], args: [...FAST] };
+    prdProject(box, prdStories(count), GATE);
+    return { ids: Array.from({ length: count }, (_, index) => `US-${String(index + 1).padStart(3, '0')}`), args: [...FAST] };
   }
-  specKitProject(box, SPECKIT_TASKS);
-  return { ids: ['T002', 'T003', 'T004'], args: ['--commit', '--gate', GATE, ...FAST] };
+  const ids = Array.from({ length: count }, (_, index) => `T${String(index + 2).padStart(3, '0')}`);
+  specKitProject(box, count === 3 ? SPECKIT_TASKS : [...SPECKIT_TASKS.split('\n').filter((line) => !/^- \[ \] T/.test(line)).slice(0, -1), ...ids.map((id) => `- [ ] ${id} [US1] Part ${id} in src/${id}.ts`), ''].join('\n'));
+  return { ids, args: ['--commit', '--gate', GATE, ...FAST] };
 }
 

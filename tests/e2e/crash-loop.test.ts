@@ -1,7 +1,8 @@
 // The crash loop: ralph killed at random moments (seeded) over and over, alone (its agents live on as
 // orphans) or with every process under it (the machine dies), restarted each time with the same command
 // until a run ends 0. Then the same checks as after each named crash point (crash-helpers.ts). Bounded so
-// the suite runs it: a few kills per seed. A longer loop: CRASH_LOOP_SEEDS=1,2,3,… CRASH_LOOP_KILLS=30.
+// the suite runs it: a few kills per seed. A longer loop: CRASH_LOOP_SEEDS=1,2,3,… CRASH_LOOP_KILLS=30
+// CRASH_LOOP_TASKS=8.
 import { readFileSync, existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { random } from '../support/random.ts';
@@ -13,6 +14,8 @@ afterEach(() => sandbox?.cleanup());
 
 const SEEDS = (process.env.CRASH_LOOP_SEEDS ?? '').split(',').filter(Boolean).map(Number);
 const KILLS = Number(process.env.CRASH_LOOP_KILLS ?? 6);
+/** Tasks per project: each is a window for the kills. */
+const STORIES = Number(process.env.CRASH_LOOP_TASKS ?? 4);
 
 /** Every agent the crash agent logged (each leads its own process group). */
 const agentGroups = (box: Sandbox): number[] =>
@@ -41,7 +44,7 @@ async function crashLoop(kind: Kind, seed: number, parallel: number, kills: numb
   // The agent takes a while, so a kill often finds one at work (and, alone, leaves it running as an orphan).
   sandbox.env.CRASH_AGENT_MS = '400';
   const box = sandbox;
-  const { ids, args } = crashProject(box, kind);
+  const { ids, args } = crashProject(box, kind, STORIES);
   const command = parallel > 1 ? [...args, '--parallel', String(parallel)] : args;
   const began = Date.now();
   const figures: Figures = { seed, starts: 0, kills: 0, machine: 0, wallMs: 0 };
