@@ -14,6 +14,7 @@ import type { UsageWait } from './usage-wait.ts';
 import { backoffDelays, retry } from '../retry.ts';
 import { runProcess, type Command, type ProcessResult } from '../process/runner.ts';
 import { clearAgent, recordAgent } from '../process/agent-pid.ts';
+import { reached } from '../recovery/crash-points.ts';
 import { seatCommand, type AgentRoster, type Seat } from './agent-roster.ts';
 import type { Redactor } from '../redact/index.ts';
 
@@ -148,6 +149,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
         onSpawn: (pid) => {
           pgid = pid;
           recordAgent(ctx.root, pid);
+          reached('agent_started', { iteration });
         },
         redactor: ctx.redactor,
         logMaxBytes: (config.extra.get('log-max-bytes') as number | undefined) ?? DEFAULT_LOG_MAX_BYTES,

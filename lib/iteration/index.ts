@@ -13,6 +13,7 @@ import { runAgent, type AgentRun } from './agent-run.ts';
 import type { AgentRoster } from './agent-roster.ts';
 import type { Workspace } from './workspace.ts';
 import type { IterationContext, IterationOutput } from './context.ts';
+import { iterationEnded, reached } from '../recovery/crash-points.ts';
 import { compareWorkStates, iterationFiles, readWorkState, stateAfterLanding, type WorkState } from './work-state.ts';
 
 export type { IterationContext, IterationOutput };
@@ -30,6 +31,8 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   const startedAt = deps.now();
   // A claim that fails (another worker took the bead) throws before the iteration has started.
   if (!ctx.claimedOnRemote) await source.claim?.(task, info);
+  // From here the run's journal knows the iteration: a crash before its end is settled by the next start.
+  reached('task_claimed', { iteration: info.iteration, task: { id: task.id, title: task.title }, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }), ...(info.head ? { head: info.head } : {}) });
   bus.emit({ type: 'iteration_start', iteration: info.iteration, ofRun: info.run?.count ?? info.iteration, maxIterations: info.run?.max ?? info.maxIterations, task, ...(workspace.worker === undefined ? {} : { worker: workspace.worker }) });
   // The user's own uncommitted work is not the agent's to commit: said in every prompt ralph writes (a bare
   // slash command such as beads' /sp:next takes no text after it). A worker's worktree holds none of it.
@@ -62,6 +65,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     info.iteration,
     prompt,
   );
+  reached('agent_ended', { iteration: info.iteration });
   const answer = finalAnswer(run.transcript);
   const agentText = run.transcript.assistantText || answer;
   const claimedComplete = run.classification.kind === 'ok' && claimsCompletion(answer);
@@ -79,6 +83,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   // An agent that stopped to ask a person finished nothing for the gates to judge.
   const asked = question !== undefined && finished.length === 0;
   const gates = !vanished && !asked && run.classification.kind === 'ok' && ctx.gates ? await ctx.gates(info.iteration, workspace.cwd) : [];
+  if (gates.length > 0) reached('gates_run', { iteration: info.iteration });
   if (gates.length > 0) bus.emit({ type: 'gates', iteration: info.iteration, results: gates.map((gate) => ({ name: gate.name, passed: gate.passed, durationMs: gate.durationMs })) });
   const generic = decideOutcome({ agent: run.classification, exhausted: run.exhausted, tasksDone: finished, gatesPassed: gates.length > 0 ? gates.every((gate) => gate.passed) : undefined, question });
   const own = generic.outcome === 'question' ? undefined : source.decideOutcome?.({ task, classification: run.classification, exhausted: run.exhausted, tasksDone: finished, gates, agentText });
@@ -138,7 +143,10 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
     ...(review ? { review } : {}),
     ...(decided.outcome === 'question' ? { question } : {}),
   };
-  if (vanished) return { record, after, run, head: changes.head, vanished };
+  if (vanished) {
+    iterationEnded(info.iteration);
+    return { record, after, run, head: changes.head, vanished };
+  }
 
   const result: IterationResult = { iteration: info.iteration, task, kind: decided.outcome, reason: decided.reason, tasksDone, filesChanged, claimedComplete, agentText, durationMs: record.durationMs, gates, review, ...(record.question ? { question: record.question } : {}) };
   // A review may have changed the tree since it was read: then the commit reads it again.
@@ -179,6 +187,7 @@ export async function runIteration(ctx: IterationContext, task: Task, info: Iter
   // The task waits for a person from now on (the next snapshot sets it aside); a finished one's questions are done with.
   noteQuestions(ctx.root, source, clean(record), info, new Date(deps.now()).toISOString(), (message) => bus.emit({ type: 'warning', message }));
   record.durationMs = deps.now() - startedAt;
+  iterationEnded(info.iteration);
   return { record, after, run, head: landed.head, vanished, ...(landed.conflict ? { conflict: landed.conflict } : {}) };
 }
 

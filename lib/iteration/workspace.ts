@@ -3,6 +3,7 @@
 import type { LeftOut } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
 import { isRalphFile, matchesAny } from '../repo/paths.ts';
+import { reached } from '../recovery/crash-points.ts';
 import type { GateResult } from '../gates.ts';
 import type { IterationInfo, IterationResult, Snapshot, SnapshotPurpose, Task, TaskSource } from '../sources/types.ts';
 
@@ -92,6 +93,7 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
     snapshot: (purpose) => source.snapshot(purpose),
     async land({ task, info, result, head, changed }) {
       await source.settle?.(result, info);
+      reached('state_written', { iteration: info.iteration, outcome: result.kind });
       // After settle, so the source's own bookkeeping (status, history) lands in the same commit as the work.
       let commit: string | undefined;
       let leftOut: LeftOut[] = [];
@@ -100,12 +102,14 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
       const pass = result.kind === 'pass';
       if (options.commit && pass && !options.agentCommits) {
         ({ commit, leftOut, paths: committed } = await options.commit(task, info.iteration, changed));
+        if (commit) reached('work_committed', { iteration: info.iteration, commit });
         if (commit) await source.recordCommit?.(info.iteration, commit, head);
       } else {
         if (options.amendState && head && info.head && head !== info.head && (await options.git.madeSince(info.head))) {
           // The agent committed its work (beads' /sp:next, Spec Kit stories): the task state it just changed
           // joins that commit, so the tree stays clean; never a commit that is already on a remote.
           ({ commit, leftOut, paths: committed } = await options.amendState());
+          if (commit) reached('work_committed', { iteration: info.iteration, commit });
         }
         if (options.agentCommits && options.commit && pass) {
           // What the agent left of a passing iteration (all of it, or what its own commit missed): ralph
@@ -117,6 +121,7 @@ export function inPlaceWorkspace(options: InPlaceOptions): Workspace {
             leftOut = mergeLeftOut(leftOut, made.leftOut);
             if (made.commit) {
               commit = made.commit;
+              reached('work_committed', { iteration: info.iteration, commit });
               committed = [...(committed ?? []), ...(made.paths ?? [])];
               // The work it left, by name; its task state (a tick) goes without saying (the record's `done`).
               forAgent = left.filter((file) => matchesAny(file, made.paths ?? []) && !matchesAny(file, source.bookkeepingFiles()));

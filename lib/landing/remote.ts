@@ -17,6 +17,7 @@ import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
 import { resumeLanding } from './unpushed.ts';
 import type { Claim, Dock, RemoteTarget } from './types.ts';
+import { reached } from '../recovery/crash-points.ts';
 
 export interface RemoteOptions {
   main: Git;
@@ -166,8 +167,11 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       });
       switch (outcome.kind) {
         case 'landed':
+          // One atomic push: the branch and the claim's release (the test hook's two names for one step).
+          reached('pushed');
           // (A failure to update this clone's own tracking ref afterwards is no refusal: the next fetch sets it.)
           await refs?.released(taskId);
+          if (refs) reached('claim_released');
           lock.published = head;
           look = { head, at: o.deps.now() };
           return { kind: 'landed' };
@@ -198,6 +202,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         look = undefined; // the claims this clone saw are out of date: the next look fetches
         throw error;
       }
+      reached('claimed');
       if ((await fetch()) === seenAt) return;
       // Under the lock: a landing of this host's under way may show a tick it then takes back.
       const open = await lock.run(async () => (await this.target(), await isOpen()));
@@ -208,6 +213,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
 
     async release(taskId) {
       await refs?.release(taskId);
+      if (refs) reached('claim_released');
     },
 
     async elsewhere() {

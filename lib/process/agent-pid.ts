@@ -81,3 +81,16 @@ export async function stopOrphanedAgent(root: string, graceMs: number): Promise<
     ? `stopped the agent (process group ${stopped[0]}) that a killed earlier run left running`
     : `stopped ${stopped.length} agents (process groups ${stopped.join(', ')}) that a killed earlier run left running`;
 }
+
+/** The recorded agent groups still alive (read only: what a run would stop; for the dry run). */
+export function recordedAgentsAlive(root: string): number[] {
+  return recorded(root)
+    .map(({ text }) => text.trim().split(' '))
+    .filter(([pgid, started]) => {
+      const id = Number(pgid);
+      if (!Number.isInteger(id) || id <= 1 || !groupAlive(id)) return false;
+      const leader = startTime(id);
+      return leader === undefined || started === '?' || leader === started;
+    })
+    .map(([pgid]) => Number(pgid));
+}

@@ -85,7 +85,8 @@ export async function openChannel(onChunk: OnChunk, onEnd: () => void, pair = pr
 async function socketPair(onChunk: OnChunk): Promise<{ childEnd: Socket; reader: Socket } | undefined> {
   let dir: string;
   try {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'ralph-out-'));
+    // The PID in the name: a folder a kill -9 left in the moment before it goes is known dead (lib/recovery/).
+    dir = await mkdtemp(path.join(os.tmpdir(), `ralph-out-${process.pid}-`));
   } catch {
     return undefined;
   }

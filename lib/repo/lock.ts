@@ -99,6 +99,15 @@ export async function acquireLock(options: AcquireOptions): Promise<HeldLock> {
     await (options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(HEARTBEAT_WATCH_MS);
     seen = observe(options.root, Date.now(), seen.dir);
   }
+  if (seen.state.held && !seen.state.info) {
+    // A fresh directory without .ralph.lock: a run starting up writes it within moments. One killed between
+    // the two (a kill -9, a power cut) never will: its heartbeat stands still, and then the lock is stale.
+    const named = await holder(options.root);
+    if (named.info) throw heldError(file, named);
+    options.warn(`${file}: the lock names no process yet; watching the heartbeat for ${HEARTBEAT_WATCH_MS / 1000}s`);
+    await (options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))))(HEARTBEAT_WATCH_MS);
+    seen = observe(options.root, Date.now(), seen.dir);
+  }
   const state = seen.state;
   if (state.held) throw heldError(file, state.info ? state : await holder(options.root));
   if (state.stale) {

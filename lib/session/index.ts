@@ -20,6 +20,9 @@ import { printError } from '../view/print-error.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
+import { recoverRun } from '../recovery/index.ts';
+import { reached } from '../recovery/crash-points.ts';
+import type { Journal } from '../recovery/journal.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { takeLeftWork } from './left-work.ts';
@@ -62,6 +65,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   };
   const records: IterationRecord[] = [];
   let lock: HeldLock | undefined;
+  /** What the run has under way, for the next start after a crash (lib/recovery/journal.ts). */
+  let journal: Journal | undefined;
   let prepared: Prepared | undefined;
   /** --pr: pushes as work lands, and the pull request at the end. */
   let handover: Handover | undefined;
@@ -145,23 +150,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     });
     const held = lock;
     sayEarly();
-    // What the user had changed before the run stays theirs: noted now, left out of every commit of ralph's.
-    // Read once the lock is held: before it, the changes could be another run's state in flight.
-    const startState = await prepared.git.state();
-    // Work an iteration of an earlier run left when that run ended before its verdict is not the user's.
-    const left = takeLeftWork(root, startState.changed, prepared.commitMode === 'ralph');
-    const usersChanges = startState.changed.filter((file) => !left.paths.has(file));
-    const guard = new CommitGuard(new Set(usersChanges.filter((file) => !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
-    for (const note of startNotes(usersChanges, source.workers.stateFiles(), prepared.commitMode)) warn(note);
-    for (const note of left.notes) bus.emit({ type: 'info', message: note });
     ensurePrivateDir(path.join(root, '.ralph'));
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
-    if (prepared.pr) {
-      const title = redactor.text(source.title?.() ?? prepared.pr.branch);
-      handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
-      bus.add(handover);
-    }
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
@@ -170,37 +161,69 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     // `ralph stop` and `ralph pause` from another terminal, addressed to this lock.
     const control = createControl({ root, target: { pid: held.info.pid, startedAt: held.info.startedAt }, bus, deps, signal });
     try {
-      // An agent a kill -9'd run left behind would edit the repo beside ours: stop it before recovery reads the state.
-      const orphan = await stopOrphanedAgent(root, config.killGrace);
-      if (orphan) warn(orphan);
-      for (const message of await source.recover()) warn(message);
+      const sandbox = prepared.sandbox;
+      const workerAgent = prepared.agent;
+      // The gates get the worker's sandbox; a reviewer's run gets its own CLI's state.
+      const wrap = sandbox ? (command: Command, cwd: string, agent: Agent = workerAgent) => sandbox.wrap(command, cwd, agent) : undefined;
+      const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
+      const commitOn = prepared.commitMode === 'ralph';
+      const git = prepared.git;
+      const runGatesIn = gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined;
+      const commitTask = (guard: CommitGuard, task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {});
+      // Everything a run that died left (lib/recovery/): its agents, its iterations under way, its work in
+      // the tree told apart from the user's own changes, tasks left in an iteration, worktrees. What the user
+      // had changed before the run stays theirs: left out of every commit of ralph's.
+      let left: { paths: ReadonlySet<string>; notes: string[] } = { paths: new Set(), notes: [] };
+      const recovery = await recoverRun({
+        root,
+        sessionId,
+        git,
+        source,
+        maxIterations: prepared.maxIterations,
+        stopOrphans: () => stopOrphanedAgent(root, config.killGrace),
+        // Read once the lock is held: before it, the changes could be another run's state in flight. Work an
+        // iteration of an earlier run left when that run ended before its verdict is not the user's either.
+        makeGuard: (userPaths) => {
+          left = takeLeftWork(root, userPaths, commitOn);
+          return new CommitGuard(new Set(userPaths.filter((file) => !left.paths.has(file) && !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
+        },
+        notes: (evidence) => {
+          for (const note of startNotes(evidence.userPaths.filter((file) => !left.paths.has(file)), source.workers.stateFiles(), prepared!.commitMode)) warn(note);
+          for (const note of left.notes) bus.emit({ type: 'info', message: note });
+        },
+        gates: runGatesIn,
+        // Work a dead run's agent left is adopted with ralph's commit in every mode but --no-commit (as a live run commits what an agent leaves).
+        commit: prepared.commitMode !== 'off' && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
+        amendState: commitOn && config.parallel > 1 && !prepared.remote ? (guard) => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true }) : undefined,
+        sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
+      });
+      journal = recovery.journal;
+      const guard = recovery.guard;
+      for (const item of recovery.settled) warn(item.message);
+      if (prepared.pr) {
+        const title = redactor.text(source.title?.() ?? prepared.pr.branch);
+        handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
+        bus.add(handover);
+      }
       // Tasks whose question waits for an answer are set aside from the start; answered ones go again.
       for (const note of await questionsAtStart(root, source, new Date(deps.now()).toISOString())) bus.emit(note.warning ? { type: 'warning', message: note.message } : { type: 'info', message: note.message });
-      // Worktrees a killed parallel run left: unmerged work to kept branches, the rest removed.
-      for (const message of await new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles())) warn(message);
       const logDir = path.join(root, '.ralph', 'logs', sessionId);
       ensurePrivateDir(logDir);
       // .ralph/ ignores itself, so logs never show up in `git status` or an agent's `git add -A`.
       writeFileSync(path.join(root, '.ralph', '.gitignore'), '*\n', { mode: PRIVATE_FILE });
       bus.emit({ type: 'session_start', sessionId, source: source.name, target: source.describe(), agent: prepared.agent.name, maxIterations: prepared.maxIterations, branch: prepared.branch, pid: process.pid, logDir, ...(prepared.remote ? { remote: { name: prepared.remote.name, branch: prepared.remote.branch, host: prepared.remote.host } } : {}) });
-      const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
-      const sandbox = prepared.sandbox;
-      const workerAgent = prepared.agent;
-      // The gates get the worker's sandbox; a reviewer's run gets its own CLI's state.
-      const wrap = sandbox ? (command: Command, cwd: string, agent: Agent = workerAgent) => sandbox.wrap(command, cwd, agent) : undefined;
       if (config.extra.get('isolate') === true && !prepared.agent.isolation) {
         warn(`--isolate: the ${prepared.agent.name} CLI has no way to start without the user's own configuration; it runs as usual`);
       }
       // ralph commits in every mode but --no-commit: each passing iteration, or what the agent leaves of one.
       const commits = prepared.commitMode !== 'off';
       roster = new AgentRoster(prepared.seats, () => deps.now());
-      const git = prepared.git;
       // What a commit asks git once per session (object format, commit hooks), asked now, not in iteration 1.
       if (commits) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
       const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }), stateFiles: () => source.workers.stateFiles() }) : undefined;
       const commitWork = commits
-        ? (task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {})
+        ? (task: Task, iteration: number, changed?: readonly string[]) => commitTask(guard, task, iteration, changed)
         : undefined;
       // Task state that no commit took (a failed last iteration, a worker's failure, an iteration a signal cut
       // short and put back) goes in one last commit, however the loop ended: the next start is a plain one;
@@ -210,7 +233,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         usageWait: control.wrapUsageWait(createUsageWait(deps, bus)),
         control,
         // The gates run in the same sandbox as the agent, in the folder it worked in.
-        gates: gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined,
+        gates: runGatesIn,
         // The agent committing its own work (Spec Kit, beads): what it leaves of a passing iteration, ralph commits.
         commit: config.parallel === 1 ? commitWork : undefined,
         commitPass: commitWork,
@@ -301,8 +324,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       warn(`could not write the session report: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
     }
   }
+  // Nothing under way any more (else the next start settles it): the journal goes, the status is final.
+  // (Its work left uncommitted then is recorded: what changes after this is the user's.)
+  const guardPaths = journal?.userPaths;
+  await journal?.close(async () => (await prepared!.git.state()).changed.filter((file) => !isRalphFile(file) && !(guardPaths && file in guardPaths)));
   bus.emit({ type: 'session_end', summary });
   await bus.close();
+  if (lock) reached('status_written');
+  journal?.stopListening();
   await lock?.release();
   if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;

@@ -13,6 +13,7 @@ import type { BreakerLimits } from './breaker.ts';
 import { describeWaiting } from '../questions/index.ts';
 import type { RemotePlan } from './plan-remote.ts';
 import { firstTasks } from './loop-end.ts';
+import { planRecovery } from '../recovery/plan.ts';
 
 /** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
 export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {
@@ -30,9 +31,15 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   let prompt: string | undefined;
   const workers: Array<{ worker: number; task: { id: string; title: string } }> = [];
   let remote: RemotePlan | undefined;
+  let recovering: string[] = [];
   if (problems.length === 0) {
     try {
-      const snapshot = await source.snapshot();
+      // What a real run settles first (lib/recovery/), and the tasks as it will see them afterwards.
+      // (Not while another run holds the lock: what it has under way is not a dead run's.)
+      const recovery = lock.held ? { lines: [] as string[], snapshot: undefined } : await planRecovery(root, prepared.git, source);
+      recovering = recovery.lines;
+      out.push(...recovery.lines.map((line) => `would recover: ${line}`));
+      const snapshot = recovery.snapshot ?? (await source.snapshot());
       // --remote: what the other hosts hold now is not this host's to start.
       const look = prepared.remote ? await (await import('./plan-remote.ts')).lookAtRemote(prepared, prepared.remote, deps) : undefined;
       remote = look?.plan;
@@ -128,7 +135,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   for (const problem of problems) out.push(`✗ ${problem}`);
   out.push(problems.length === 0 ? 'a real run could start now (dry run: nothing was changed)' : `a real run could not start: ${problems.length} problem(s)`);
   if (config.json) {
-    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(waiting.length > 0 ? { waiting } : {}), ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), ...(hooks.length > 0 ? { hooks } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), ...(remote ? { remote } : {}), problems })}\n`);
+    deps.stdout.write(`${JSON.stringify({ dryRun: true, ok: problems.length === 0, source: source.name, target: source.describe(), ready, remaining, ...(waiting.length > 0 ? { waiting } : {}), ...(recovering.length > 0 ? { recover: recovering } : {}), ...(config.parallel > 1 ? { parallel: config.parallel, workers } : {}), command: { bin: command.bin, args: command.args }, ...(fallbacks.length > 0 ? { fallbacks } : {}), prompt, ...(converge ? { converge } : {}), ...(hooks.length > 0 ? { hooks } : {}), commits: { mode: prepared.commitMode, notes: commitNotes }, lock, breaker: prepared.breaker, review: review ? { agent: review.agent.name, model: review.model ?? null, label: review.label } : null, ...(pr ? { pr: pr.json } : {}), ...(remote ? { remote } : {}), problems })}\n`);
   } else {
     deps.stdout.write(`${out.join('\n')}\n`);
   }

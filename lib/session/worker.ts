@@ -15,6 +15,7 @@ import type { GateResult } from '../gates.ts';
 import { conflictReason, gatesConflict, mergedGatesReason } from '../landing/reasons.ts';
 import { resolveOnto, type Resolved, type Resolver } from '../landing/resolve.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
+import { reached } from '../recovery/crash-points.ts';
 
 export interface WorkerOptions {
   tree: Worktree;
@@ -207,6 +208,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (!('conflict' in replay) && replay.head !== target) {
         const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
         if (!forward.ok) conflict = [`the main worktree (${gitReason(forward.output, 'git merge --ff-only failed')})`];
+        else reached('merged', { iteration: info.iteration, commit: replay.head });
       }
       if (conflict) {
         // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
@@ -222,6 +224,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       const at = await state.settleOn(result, info);
       // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
       await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker, dock.remote?.host)), (own !== undefined || (resolving.tried !== undefined && 'head' in resolving.tried)) && 'commits' in replay && replay.commits > 0);
+      reached('state_written', { iteration: info.iteration, outcome: result.kind });
       const head = await main.head();
       const published = await dock.publish(task.id);
       if (published.kind !== 'landed') {
@@ -269,6 +272,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       if (result.kind === 'pass') {
         const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
         const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host), info.iteration);
+        if (own) reached('work_committed', { iteration: info.iteration, commit: own });
         const early = await rebaseEarly(own, agentCommitted);
         const landed = await lock.run(async () => {
           const started = Date.now();

@@ -179,6 +179,13 @@ export class Worktrees {
   async sweep(session: string, stateFiles: readonly string[]): Promise<string[]> {
     const messages: string[] = [];
     const base = path.join(this.root, WORKTREES_DIR);
+    // A `git worktree add` killed half way leaves its record locked ("initializing"): no prune or add gets
+    // past it. Every worktree under .ralph/worktrees is ralph's, and this run holds the lock.
+    const listed = (await this.main.attempt(['worktree', 'list', '--porcelain'])).output.split('\n\n');
+    for (const entry of listed) {
+      const where = /^worktree (.+)$/m.exec(entry)?.[1];
+      if (where && /^locked/m.test(entry) && path.resolve(where).startsWith(`${base}${path.sep}`)) await this.main.attempt(['worktree', 'unlock', where]);
+    }
     const leftovers = existsSync(base) ? readdirSync(base).filter((name) => /^w\d+$/.test(name)) : [];
     for (const name of leftovers) {
       const worker = Number(name.slice(1));

@@ -179,6 +179,13 @@ export interface TaskSource {
   /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */
   recover(): Promise<string[]>;
   /**
+   * --dry-run: what recover() would say, and the tasks as it would leave them; nothing written. Absent:
+   * recover() changes nothing the dry run shows.
+   */
+  afterRecovery?(): Promise<{ messages: string[]; snapshot: Snapshot }>;
+  /** Whether the source holds its record of iteration `iteration` (settle() ran for it): recovery never records one twice. */
+  recorded?(iteration: number): Promise<boolean>;
+  /**
    * The run is over, however it ends (before the lock goes): give back what this run still holds in a
    * shared task database (beads: its workers' claims); returns what to tell the user.
    */

@@ -7,7 +7,7 @@ import { RalphError } from '../../errors.ts';
 import { resolveGates } from '../../gates.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
-import { lastHistoryIteration, readHistoryRecord } from './history.ts';
+import { historyFile, lastHistoryIteration, readHistoryRecord } from './history.ts';
 import { detectPrd, PRD_CANDIDATES } from './locate.ts';
 import { decidePrdOutcome } from './outcome.ts';
 import { appendProgressEntry, lastLoggedIteration, PRD_ENTRY_HEADING, progressContext, progressHeader, progressPath, readProgress, type ProgressEntry } from './progress.ts';
@@ -30,6 +30,18 @@ export const PRD_DEFAULT_MAX_ITERATIONS = 10;
 export function itemBrief(item: Pick<PrdItem, 'id' | 'title' | 'description' | 'acceptanceCriteria'>): string {
   const criteria = item.acceptanceCriteria.length > 0 ? item.acceptanceCriteria.map((line) => `- ${line}`).join('\n') : '(none listed: the title and description are the whole requirement)';
   return [`### Task ${item.id}: ${item.title}`, '', item.description?.trim() || '(no description)', '', '#### Acceptance criteria', '', criteria].join('\n');
+}
+
+/** Puts the tasks an interrupted run left in_iteration back to pending, in `doc` (not written); says which. */
+function putBack(doc: PrdDocument): { stale: PrdItem[]; warnings: string[] } {
+  const stale = doc.items.filter((item) => item.status === 'in_iteration');
+  const warnings: string[] = [];
+  for (const item of stale) {
+    const startedAt = item.startedAt;
+    updateItem(doc, item, { status: 'pending', startedAt: undefined });
+    warnings.push(`task ${item.id} was left in_iteration by iteration ${item.iterationNumber ?? '?'}${startedAt ? ` (started ${startedAt})` : ''}; put it back to pending`);
+  }
+  return { stale, warnings };
 }
 
 /** The prd.json source. */
@@ -159,14 +171,8 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
     async recover() {
       if (!prdFile || !existsSync(prdFile)) return [];
       const doc = load();
-      const stale = doc.items.filter((item) => item.status === 'in_iteration');
+      const { stale, warnings } = putBack(doc);
       if (stale.length === 0) return [];
-      const warnings: string[] = [];
-      for (const item of stale) {
-        const iteration = item.iterationNumber;
-        updateItem(doc, item, { status: 'pending', startedAt: undefined });
-        warnings.push(`task ${item.id} was left in_iteration by iteration ${iteration ?? '?'}${item.startedAt ? ` (started ${item.startedAt})` : ''}; put it back to pending`);
-      }
       writePrd(doc);
       for (const item of stale) {
         const iteration = item.iterationNumber;
@@ -174,6 +180,19 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
         recordInterrupted(recorder, doc, item, iteration);
       }
       return warnings;
+    },
+
+    async recorded(iteration: number) {
+      return existsSync(historyFile(root, iteration));
+    },
+
+    async afterRecovery() {
+      if (!prdFile || !existsSync(prdFile)) return { messages: [], snapshot: { ready: [], remaining: [], done: [] } };
+      const doc = load();
+      const { warnings } = putBack(doc);
+      // putBack changed the raw objects; the items' own status is what a new read would give.
+      const items = doc.items.map((item): PrdItem => (item.status === 'in_iteration' ? { ...item, status: 'pending' } : item));
+      return { messages: warnings.map((line) => line.replace(/; put it back to pending$/, ': put it back to pending')), snapshot: prdSnapshot({ ...doc, items }, waiting()) };
     },
 
     async lastIteration() {

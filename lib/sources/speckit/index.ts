@@ -116,6 +116,11 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       return warnings;
     },
 
+    async recorded(iteration: number) {
+      if (!resolve().ok) return false;
+      return new RegExp(`^## Iteration ${iteration} - `, 'm').test(readText(paths().progress) ?? '');
+    },
+
     async snapshot(): Promise<Snapshot> {
       const parsed = readTasks();
       return buildSnapshot(parsed, skippedIds(loadTracking(parsed)), waiting());

@@ -163,6 +163,17 @@ describe('inspectLock and acquireLock, with the OS as the witness', () => {
     await expect(refused).rejects.toThrow(`another ralph holds ${lockFile(root)} (PID ${pid}, started `);
     expect(existsSync(lockDir(root))).toBe(true);
   });
+
+  it('a fresh lock directory whose run died before writing .ralph.lock (kill -9 in between): its heartbeat stands still while watched, and the lock is reclaimed', async () => {
+    const root = temp();
+    heartbeat(root, 0);
+    const warnings: string[] = [];
+    const lock = await acquireLock({ ...options(root, warnings), sleep: async () => undefined });
+    expect(warnings[0]).toMatch(/the lock names no process yet; watching the heartbeat for 7s$/);
+    expect(warnings[1]).toMatch(/^reclaiming a stale lock .*: the lock names no process and has not been refreshed for .*, nor while watched for 7s$/);
+    expect(readFileSync(lockFile(root), 'utf8').split('\n')[0]).toBe(String(process.pid));
+    await lock.release();
+  });
 });
 
 describe('acquireLock', () => {

@@ -1,0 +1,222 @@
+// Recovery: the one step that finds and settles what a run that died left behind, after the lock is taken
+// and before the loop's first decision. It is the only code that reasons about "a run died here": the
+// agents it left running, the iterations it had under way (./journal.ts: the last durable step of each),
+// the uncommitted paths that were its work and not the user's, the tasks its source still shows in an
+// iteration, the workers' worktrees. It returns what it settled as data; --dry-run prints the same list
+// from planRecovery() without acting.
+import { listPaths, type CommitGuard } from '../repo/commit-set.ts';
+import { isRalphFile } from '../repo/paths.ts';
+import type { GateResult } from '../gates.ts';
+import type { Git } from '../repo/git.ts';
+import type { Committed } from '../iteration/workspace.ts';
+import { matchesAny } from '../repo/paths.ts';
+import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
+import { reached } from './crash-points.ts';
+import { removeDeadGitLocks, removeDeadSocketDirs, removeDeadTemps } from './leftover-locks.ts';
+import { hashPath, Journal, readJournal, stepAtLeast, type InFlight, type JournalData } from './journal.ts';
+
+/** One thing recovery settled (or, in a dry run, would settle), as one line. */
+export interface Settled {
+  kind: 'agent' | 'iteration' | 'task' | 'worktree' | 'leftovers';
+  message: string;
+}
+
+/** Which uncommitted paths are the user's, told apart from a dead run's work by that run's journal. */
+export interface Evidence {
+  previous?: JournalData;
+  /** The user's own uncommitted paths: ralph's commits leave them out. */
+  userPaths: string[];
+  /** Uncommitted paths the run that died left (its agents' work, not the user's): they go with the task's work. */
+  leftovers: string[];
+}
+
+/** Reads the evidence a dead run left against the work tree now (pure but for the reads). */
+export async function readEvidence(root: string, git: Git, stateFiles: readonly string[]): Promise<Evidence> {
+  const previous = readJournal(root);
+  const changed = (await git.state()).changed.filter((file) => !isRalphFile(file));
+  return splitChanged(changed, previous, stateFiles, (file) => hashPath(root, file));
+}
+
+/**
+ * The split itself: a path the dead run's journal names as the user's stays theirs. A run that died (no end
+ * recorded) may have an agent that wrote on after it: any other path is its work. A run that ended through
+ * its door recorded its work then: only those paths, with the content they had, are its work; the rest
+ * changed since, the user's.
+ */
+export function splitChanged(changed: readonly string[], previous: JournalData | undefined, stateFiles: readonly string[], hash: (file: string) => string | null = () => null): Evidence {
+  if (!previous) return { userPaths: [...changed], leftovers: [] };
+  const theirs = new Set(Object.keys(previous.userPaths));
+  const ended = previous.ended?.work;
+  const runs = (file: string): boolean => ended === undefined || (file in ended && ended[file] === hash(file));
+  return {
+    previous,
+    // The task state aside: ralph commits it with the task state (unless it was the user's before).
+    userPaths: changed.filter((file) => theirs.has(file) || (!matchesAny(file, stateFiles) && !runs(file))),
+    leftovers: changed.filter((file) => !theirs.has(file) && !matchesAny(file, stateFiles) && runs(file)),
+  };
+}
+
+export interface RecoveryContext {
+  root: string;
+  sessionId: string;
+  git: Git;
+  source: TaskSource;
+  maxIterations: number;
+  /** Ends the agent groups a killed run left running (lib/process/agent-pid.ts). */
+  stopOrphans: () => Promise<string | undefined>;
+  /** The guard of this run's commits, made once the user's paths are known. */
+  makeGuard: (userPaths: readonly string[]) => CommitGuard;
+  /** The run's gates, in the repository. */
+  gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
+  /** ralph's commit of a passing task (commits on, one worker). */
+  commit?: (guard: CommitGuard, task: Task, iteration: number) => Promise<Committed>;
+  /** Amends the source's state files into HEAD (several workers on this host, commits on: a landing's last step). */
+  amendState?: (guard: CommitGuard) => Promise<Committed>;
+  /** Keeps and removes the workers' worktrees and branches a killed run left. */
+  sweep: (guard: CommitGuard) => Promise<string[]>;
+  /** Said between the steps: the start's notes about the user's paths. */
+  notes?: (evidence: Evidence) => void;
+}
+
+export interface Recovery {
+  settled: Settled[];
+  guard: CommitGuard;
+  journal: Journal;
+  evidence: Evidence;
+}
+
+/** Everything a dead run left, settled in order; returns what was settled, the run's guard and its journal. */
+export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
+  const settled: Settled[] = [];
+  // An agent still running would go on editing the tree: stopped before anything is read.
+  const orphan = await ctx.stopOrphans();
+  if (orphan) settled.push({ kind: 'agent', message: orphan });
+  // What a process killed mid-write leaves: git's lock files (git refuses to work past them), ralph's temp files.
+  const locks = await removeDeadGitLocks(ctx.git);
+  if (locks.length > 0) settled.push({ kind: 'leftovers', message: `removed the lock files a git killed mid-command left (${listPaths(locks)}): no process holds them` });
+  removeDeadSocketDirs();
+  const temps = removeDeadTemps(ctx.root, (await ctx.git.state()).changed);
+  if (temps.length > 0) settled.push({ kind: 'leftovers', message: `removed the half-written temp files a killed run left (${listPaths(temps)})` });
+  const stateFiles = ctx.source.workers.stateFiles();
+  const evidence = await readEvidence(ctx.root, ctx.git, stateFiles);
+  const guard = ctx.makeGuard(evidence.userPaths);
+  ctx.notes?.(evidence);
+  const previous = evidence.previous;
+  // This run's journal carries the user's paths (with their hash from the first run that saw them) and the
+  // dead run's unsettled iterations, so a crash during recovery loses nothing either.
+  const userPaths: Record<string, string | null> = {};
+  for (const file of evidence.userPaths) userPaths[file] = previous?.userPaths[file] !== undefined ? previous.userPaths[file]! : hashPath(ctx.root, file);
+  const journal = new Journal(ctx.root, { session: ctx.sessionId, pid: process.pid, startedAt: new Date().toISOString(), userPaths, inflight: previous?.inflight ?? [] });
+  journal.listen();
+  const changedMeanwhile = evidence.userPaths.filter((file) => previous?.userPaths[file] !== undefined && hashPath(ctx.root, file) !== previous.userPaths[file]);
+  if (changedMeanwhile.length > 0) settled.push({ kind: 'leftovers', message: `yours from before the run and changed since it began (${listPaths(changedMeanwhile)}): still yours, left out of ralph's commits` });
+  if (evidence.leftovers.length > 0) {
+    settled.push({ kind: 'leftovers', message: `uncommitted work the run that died left (${count(evidence.leftovers)}: ${listPaths(evidence.leftovers)}) is its agents' work, not yours: it goes with its task's work` });
+  }
+  // The workers' worktrees first: what they hold unmerged goes to a kept branch, judged against the branch
+  // as the dead run left it (a landing completed below amends its commit).
+  for (const message of await ctx.sweep(guard)) settled.push({ kind: 'worktree', message });
+  for (const entry of [...journal.inflight]) {
+    const message = entry.worker === undefined ? await settleInFlight(ctx, guard, journal, entry, evidence.leftovers) : await settleLanding(ctx, guard, journal, entry);
+    if (message) settled.push({ kind: 'iteration', message });
+  }
+  for (const message of await ctx.source.recover()) settled.push({ kind: 'task', message });
+  return { settled, guard, journal, evidence };
+}
+
+const count = (paths: readonly string[]): string => (paths.length === 1 ? '1 path' : `${paths.length} paths`);
+
+/** The commit at HEAD when it is ralph's commit of this iteration (the run died after committing it). */
+async function landedAt(git: Git, entry: InFlight): Promise<string | undefined> {
+  const head = await git.head();
+  if (!head || head === entry.head) return undefined;
+  const body = await git.raw(['log', '-1', '--format=%B', head]).catch(() => '');
+  const task = /^Ralph-Task: (.+)$/m.exec(body)?.[1]?.trim();
+  const iteration = /^Ralph-Iteration: (\d+)$/m.exec(body)?.[1];
+  return task === entry.taskId && Number(iteration) === entry.iteration ? head : undefined;
+}
+
+/**
+ * One iteration the dead run had under way, by the last step it completed. Committed: nothing to do.
+ * Recorded as passed, not committed: committed now. Not yet judged while the source shows its task done (the
+ * agent finished it, alone or as an orphan after ralph died): judged now, as the run would have, by the
+ * gates, then recorded and committed, or recorded as failed and the task reopened; its work stays in the
+ * tree for the next attempt. Not done: the source puts the task back (below, source.recover()).
+ */
+async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal: Journal, entry: InFlight, leftovers: readonly string[]): Promise<string | undefined> {
+  const label = `iteration ${entry.iteration} (${entry.taskId})`;
+  const landed = await landedAt(ctx.git, entry);
+  if (landed) {
+    journal.end(entry.iteration);
+    return `${label} had landed in ${landed.slice(0, 12)} when the run died: nothing to redo`;
+  }
+  const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
+  const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session };
+  // The source's record written, the journal not told yet (a kill in between): as if it had been.
+  const shown = (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId);
+  if (!stepAtLeast(entry.step, 'state_written') && (await ctx.source.recorded?.(entry.iteration))) {
+    entry = { ...entry, step: 'state_written', ...(shown ? { outcome: 'pass' } : {}) };
+  }
+  if (stepAtLeast(entry.step, 'state_written')) {
+    if (entry.outcome === 'pass' && ctx.commit) {
+      const made = await ctx.commit(guard, task, entry.iteration);
+      if (made.commit) reached('work_committed', { iteration: entry.iteration, commit: made.commit });
+      journal.end(entry.iteration);
+      return `${label} was recorded as passed but not committed when the run died: ${made.commit ? `committed now as ${made.commit.slice(0, 12)}` : 'nothing left to commit'}`;
+    }
+    journal.end(entry.iteration);
+    return undefined;
+  }
+  if (!shown) {
+    journal.end(entry.iteration);
+    return undefined;
+  }
+  const gates = ctx.gates ? await ctx.gates(entry.iteration, ctx.root) : [];
+  reached('gates_run', { iteration: entry.iteration });
+  const failed = gates.filter((gate) => !gate.passed).map((gate) => gate.name);
+  const where = leftovers.length > 0 ? ` (${count(leftovers)}: ${listPaths(leftovers)})` : '';
+  const reason = failed.length === 0 ? `adopted after a crash: the run died while ${entry.taskId} was in iteration ${entry.iteration}; the task showed done and its work${where} ${gates.length > 0 ? 'passed the gates' : 'was in the tree (no gates configured)'}` : `after a crash: ${entry.taskId} showed done, but the work the dead run left failed the gates (${failed.join(', ')})`;
+  const result: IterationResult = { iteration: entry.iteration, task: shown, kind: failed.length === 0 ? 'pass' : 'fail', reason, tasksDone: failed.length === 0 ? [entry.taskId] : [], filesChanged: [...leftovers], claimedComplete: false, agentText: '', durationMs: 0, gates };
+  if (result.kind === 'fail') await ctx.source.reopen(shown, reason, info);
+  await ctx.source.settle?.(result, info);
+  reached('state_written', { iteration: entry.iteration, outcome: result.kind });
+  let made: Committed | undefined;
+  if (result.kind === 'pass' && ctx.commit) {
+    made = await ctx.commit(guard, shown, entry.iteration);
+    if (made.commit) reached('work_committed', { iteration: entry.iteration, commit: made.commit });
+  }
+  journal.end(entry.iteration);
+  return result.kind === 'pass'
+    ? `${label}: the run died before judging it; ${entry.taskId} showed done, so its work${where} was judged now: ${gates.length > 0 ? 'the gates passed' : 'no gates'}; adopted${made?.commit ? ` and committed as ${made.commit.slice(0, 12)}` : ''}`
+    : `${label}: the run died before judging it; ${entry.taskId} showed done but its work failed the gates (${failed.join(', ')}): reopened, and the work stays in the tree for its next attempt`;
+}
+
+/**
+ * A worker's iteration: before its work was merged, the sweep kept what its worktree held and the source puts
+ * the task back. Merged into the branch (its commit at HEAD) but not recorded: recorded now, the state amended
+ * into that commit, as the landing would have. Recorded: the state amended, if that was still to do.
+ */
+async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: Journal, entry: InFlight): Promise<string | undefined> {
+  // HEAD carrying the iteration's trailers is the proof it was merged, whatever step the journal had
+  // learned (a kill between the fast-forward and the journal's write leaves it a step behind).
+  const landed = ctx.amendState ? await landedAt(ctx.git, entry) : undefined;
+  if (!landed || !ctx.amendState) {
+    journal.end(entry.iteration);
+    return undefined;
+  }
+  const label = `iteration ${entry.iteration} (${entry.taskId}, worker ${entry.worker})`;
+  const recorded = entry.step === 'state_written' || (await ctx.source.recorded?.(entry.iteration)) === true;
+  if (!recorded) {
+    const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
+    const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session, worker: entry.worker };
+    await ctx.source.workers.markDone([entry.taskId]);
+    const reason = `merged as ${landed.slice(0, 12)} before the run died; recorded after the crash`;
+    await ctx.source.settle?.({ iteration: entry.iteration, task, kind: 'pass', reason, tasksDone: [entry.taskId], filesChanged: [], claimedComplete: false, agentText: '', durationMs: 0, gates: [] }, info);
+  }
+  const made = await ctx.amendState(guard);
+  reached('state_written', { iteration: entry.iteration, outcome: 'pass' });
+  journal.end(entry.iteration);
+  return !recorded
+    ? `${label} had been merged into the branch (${landed.slice(0, 12)}) when the run died: recorded now, its state ${made.commit ? 'amended into that commit' : 'already there'}`
+    : `${label} had landed when the run died: ${made.commit ? 'its state amended into its commit' : 'nothing left to do'}`;
+}

@@ -1,0 +1,122 @@
+// What the crash tests start and check: ralph through `node bin/ralph.mjs`, the commits that carry a task
+// (the Ralph-Task trailer) with the files each holds, prd.json's stories as they stand.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { FAKES, FAST, makeSandbox, PROJECT, type RalphResult, type Sandbox } from './helpers.ts';
+import { FEATURE, prdHistory, prdProject, prdStories, specKitProject } from './projects.ts';
+
+export const BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
+
+/** Starts `node bin/ralph.mjs` in the sandbox's repository (in its own process group when `group`). */
+export function startNode(box: Sandbox, args: string[], extraEnv: NodeJS.ProcessEnv = {}, group = false): { child: ChildProcess; done: Promise<RalphResult>; output: () => { stdout: string; stderr: string } } {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: box.repo, env: { ...box.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], detached: group });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<RalphResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done, output: () => ({ stdout, stderr }) };
+}
+
+export const gitText = (box: Sandbox, args: string[]): string => execFileSync('git', args, { cwd: box.repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+/** Every commit naming a task in its Ralph-Task trailer, oldest first, with the files it changed. */
+export function taskCommits(box: Sandbox, ref = 'HEAD'): Array<{ sha: string; task: string; iteration: number; files: string[] }> {
+  const shas = gitText(box, ['rev-list', '--reverse', ref]).split('\n').filter(Boolean);
+  const found: Array<{ sha: string; task: string; iteration: number; files: string[] }> = [];
+  for (const sha of shas) {
+    const body = gitText(box, ['log', '-1', '--format=%B', sha]);
+    const task = /^Ralph-Task: (.+)$/m.exec(body)?.[1]?.trim();
+    if (!task) continue;
+    const files = gitText(box, ['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', sha]).split('\n').filter(Boolean);
+    found.push({ sha, task, iteration: Number(/^Ralph-Iteration: (\d+)$/m.exec(body)?.[1]), files });
+  }
+  return found;
+}
+
+/** prd.json's stories (snarktank shape) as they stand in the work tree, or at `ref`. */
+export function prdState(box: Sandbox, ref?: string): Array<{ id: string; passes: boolean; status?: string }> {
+  const text = ref ? gitText(box, ['show', `${ref}:prd.json`]) : readFileSync(path.join(box.repo, 'prd.json'), 'utf8');
+  return (JSON.parse(text) as { userStories: Array<{ id: string; passes: boolean; status?: string }> }).userStories;
+}
+
+/** A sandbox whose `claude` is the crash tests' agent (tests/fakes/crash-agent.mjs). */
+export function crashSandbox(): Sandbox {
+  const box = makeSandbox({ agents: [] });
+  symlinkSync(path.join(FAKES, 'crash-agent.mjs'), path.join(box.bin, 'claude'));
+  box.env.CRASH_AGENT_LOG = path.join(box.root, 'crash-agent.log');
+  return box;
+}
+
+/** The tasks the crash agent was started on, in order. */
+export const crashAgentTasks = (box: Sandbox): string[] =>
+  existsSync(box.env.CRASH_AGENT_LOG!) ? readFileSync(box.env.CRASH_AGENT_LOG!, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { task: string }).task) : [];
+
+export type Kind = 'prd' | 'speckit';
+
+export const SPECKIT_TASKS = ['# Tasks: Demo', '', '## Phase 1: Setup', '', '- [X] T001 Create the project structure', '', '## Phase 2: User Story 1 - Greet (Priority: P1)', '', '- [ ] T002 [US1] Write greet() in src/greet.ts', '- [ ] T003 [US1] Test greet() in tests/greet.test.ts', '- [ ] T004 [US1] Document greet() in docs/greet.md', ''].join('\n');
+
+/** Whether `id` shows done in the source's file at `ref` (a commit) or in the work tree. */
+function shownDone(box: Sandbox, kind: Kind, id: string, ref?: string): boolean {
+  if (kind === 'prd') return prdState(box, ref).find((story) => story.id === id)?.passes === true;
+  const file = `${FEATURE}/tasks.md`;
+  const text = ref ? gitText(box, ['show', `${ref}:${file}`]) : readFileSync(path.join(box.repo, file), 'utf8');
+  return text.includes(`- [X] ${id} `);
+}
+
+/**
+ * What every crash test ends with, after the restart ended 0: each task is done, flipped to done by exactly
+ * one commit, its own (Ralph-Task), that also holds its work (work/<id>.txt), and never flipped back; the source's record says
+ * completed once per task; the tree is clean; no journal, no lock, no worker branch or worktree is left.
+ */
+export function expectSettled(box: Sandbox, kind: Kind, ids: readonly string[]): void {
+  expect(gitText(box, ['status', '--porcelain', '--untracked-files=all']), 'the tree is clean').toBe('');
+  const shas = gitText(box, ['rev-list', '--reverse', '--first-parent', 'HEAD']).split('\n').filter(Boolean);
+  for (const id of ids) {
+    expect(shownDone(box, kind, id), `${id} done`).toBe(true);
+    const flips: string[] = [];
+    let before = false;
+    for (const sha of shas) {
+      let now = false;
+      try {
+        now = shownDone(box, kind, id, sha);
+      } catch {
+        now = false; // the file is not there yet
+      }
+      expect(before && !now, `${id} went back to not done in ${sha}`).toBe(false);
+      if (!before && now) flips.push(sha);
+      before = now;
+    }
+    expect(flips, `${id} is marked done by exactly one commit`).toHaveLength(1);
+    const files = gitText(box, ['diff-tree', '--no-commit-id', '--name-only', '-r', '-m', '--first-parent', flips[0]!]).split('\n');
+    expect(files, `the commit marking ${id} done holds its work`).toContain(`work/${id}.txt`);
+    expect(gitText(box, ['log', '-1', '--format=%B', flips[0]!]), `the commit marking ${id} done is ${id}'s own`).toMatch(new RegExp(`^Ralph-Task: ${id}$`, 'm'));
+  }
+  if (kind === 'prd') {
+    const completed = prdHistory(box).filter((record) => record.completionStatus === 'completed').map((record) => record.taskId);
+    expect([...completed].sort(), 'one completed history record per story').toEqual([...ids].sort());
+  } else {
+    const progress = readFileSync(path.join(box.repo, FEATURE, 'progress.txt'), 'utf8');
+    const completed = [...progress.matchAll(/^## Iteration \d+ - [^\n]*\n- Task: (T\d{3})[^\n]*\n- Status: ✅/gm)].map((match) => match[1]);
+    expect([...completed].sort(), 'one completed progress entry per task').toEqual([...ids].sort());
+  }
+  expect(existsSync(path.join(box.repo, '.ralph', 'journal.json')), 'no journal left').toBe(false);
+  expect(existsSync(path.join(box.repo, '.ralph.lock')), 'no lock left').toBe(false);
+  expect(gitText(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
+}
+
+const GATE = 'node -e "process.exit(0)"';
+
+/** A project of the kind, its task ids and the command line both starts use. */
+export function crashProject(box: Sandbox, kind: Kind, count = 3): { ids: string[]; args: string[] } {
+  if (kind === 'prd') {
+    prdProject(box, prdStories(count), GATE);
+    return { ids: Array.from({ length: count }, (_, index) => `US-${String(index + 1).padStart(3, '0')}`), args: [...FAST] };
+  }
+  const ids = Array.from({ length: count }, (_, index) => `T${String(index + 2).padStart(3, '0')}`);
+  specKitProject(box, count === 3 ? SPECKIT_TASKS : [...SPECKIT_TASKS.split('\n').filter((line) => !/^- \[ \] T/.test(line)).slice(0, -1), ...ids.map((id) => `- [ ] ${id} [US1] Part ${id} in src/${id}.ts`), ''].join('\n'));
+  return { ids, args: ['--commit', '--gate', GATE, ...FAST] };
+}
+

@@ -1,0 +1,103 @@
+// The crash loop: ralph killed at random moments (seeded) over and over, alone (its agents live on as
+// orphans) or with every process under it (the machine dies), restarted each time with the same command
+// until a run ends 0. Then the same checks as after each named crash point (crash-helpers.ts). Bounded so
+// the suite runs it: a few kills per seed. A longer loop: CRASH_LOOP_SEEDS=1,2,3,… CRASH_LOOP_KILLS=30
+// CRASH_LOOP_TASKS=8.
+import { readFileSync, existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { random } from '../support/random.ts';
+import { pidAlive, waitFor, type Sandbox } from './helpers.ts';
+import { crashProject, crashSandbox, expectSettled, startNode, type Kind } from './crash-helpers.ts';
+
+let sandbox: Sandbox | undefined;
+afterEach(() => sandbox?.cleanup());
+
+const SEEDS = (process.env.CRASH_LOOP_SEEDS ?? '').split(',').filter(Boolean).map(Number);
+const KILLS = Number(process.env.CRASH_LOOP_KILLS ?? 6);
+/** Tasks per project: each is a window for the kills. */
+const STORIES = Number(process.env.CRASH_LOOP_TASKS ?? 4);
+
+/** Every agent the crash agent logged (each leads its own process group). */
+const agentGroups = (box: Sandbox): number[] =>
+  existsSync(box.env.CRASH_AGENT_LOG!) ? readFileSync(box.env.CRASH_AGENT_LOG!, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { pid: number }).pid) : [];
+
+const killGroup = (pgid: number): void => {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // gone already
+  }
+};
+
+interface Figures {
+  seed: number;
+  starts: number;
+  kills: number;
+  machine: number;
+  wallMs: number;
+}
+
+/** Starts, kills at a random moment, starts again…; the last start runs to its end. */
+async function crashLoop(kind: Kind, seed: number, parallel: number, kills: number): Promise<Figures> {
+  const next = random(seed);
+  sandbox = crashSandbox();
+  // The agent takes a while, so a kill often finds one at work (and, alone, leaves it running as an orphan).
+  sandbox.env.CRASH_AGENT_MS = '400';
+  const box = sandbox;
+  const { ids, args } = crashProject(box, kind, STORIES);
+  const command = parallel > 1 ? [...args, '--parallel', String(parallel)] : args;
+  const began = Date.now();
+  const figures: Figures = { seed, starts: 0, kills: 0, machine: 0, wallMs: 0 };
+  for (;;) {
+    const run = startNode(box, command, {}, true);
+    figures.starts += 1;
+    if (figures.kills < kills) {
+      // Mostly a moment of the work (counted from ralph's first line: it has started), sometimes of the start.
+      const early = next() < 0.2;
+      const delay = early ? Math.floor(next() * 1500) : Math.floor(next() * 1500);
+      const started = early ? Promise.resolve() : new Promise<void>((resolve) => {
+        const timer = setInterval(() => {
+          if (run.output().stderr.length > 0 || run.child.exitCode !== null) {
+            clearInterval(timer);
+            resolve();
+          }
+        }, 10);
+      });
+      const ended = await Promise.race([run.done, started.then(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), delay)))]);
+      if (ended === undefined) {
+        const machine = next() < 0.5;
+        // Alone: ralph only. The machine: ralph's group (its gates too) and every agent group.
+        killGroup(run.child.pid!);
+        if (machine) for (const pgid of agentGroups(box)) killGroup(pgid);
+        const killed = await run.done;
+        if (process.env.CRASH_LOOP_DEBUG) console.log(`kill ${figures.kills + 1} ${delay} ms after ${early ? 'the start' : 'its first line'} (${machine ? 'machine' : 'alone'}):\n${killed.stderr}`);
+        figures.kills += 1;
+        if (machine) figures.machine += 1;
+        continue;
+      }
+      expect(ended.code, `seed ${seed}, start ${figures.starts}: ${ended.stderr}`).toBe(0);
+      break;
+    }
+    const last = await run.done;
+    expect(last.code, `seed ${seed}, start ${figures.starts} (after ${figures.kills} kills): ${last.stderr}\n${last.stdout}`).toBe(0);
+    break;
+  }
+  figures.wallMs = Date.now() - began;
+  // Orphans of the last kills may still be ending (a restart stopped them, or they finished).
+  await waitFor(() => agentGroups(box).every((pid) => !pidAlive(pid)), 10_000, 'the agents to be gone');
+  expectSettled(box, kind, ids);
+  console.log(`crash loop ${kind} --parallel ${parallel} seed ${seed}: ${figures.starts} starts, ${figures.kills} kills (${figures.machine} of the machine), ${(figures.wallMs / 1000).toFixed(1)} s`);
+  return figures;
+}
+
+describe('the crash loop: kill at random moments, restart, until a run ends 0', () => {
+  it.each(SEEDS.length > 0 ? SEEDS : [11, 12])('PRD, one worker, seed %d', async (seed) => {
+    await crashLoop('prd', seed, 1, KILLS);
+  });
+  it.each(SEEDS.length > 0 ? SEEDS : [21])('Spec Kit, one worker, seed %d', async (seed) => {
+    await crashLoop('speckit', seed, 1, KILLS);
+  });
+  it.each(SEEDS.length > 0 ? SEEDS : [31])('PRD, --parallel 3, seed %d', async (seed) => {
+    await crashLoop('prd', seed, 3, KILLS);
+  });
+});

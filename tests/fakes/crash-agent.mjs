@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// The agent of the crash tests: does the task its prompt names, whatever the order ralph gives them in
+// (one worker, several, after a crash and a restart). PRD (`- Task: **US-001**`): writes work/US-001.txt
+// and sets `passes: true` in prd.json, as snarktank agents do. Spec Kit (the first T### of "This iteration's
+// work"): writes work/T002.txt and ticks its box in tasks.md. Then the answer each prompt asks for.
+// CRASH_AGENT_MS: time the work takes (after the files, before the answer), so random kills find it at work.
+// Logs each call ({ task, pid, cwd }) to CRASH_AGENT_LOG.
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+
+const prompt = `${readFileSync(0, 'utf8')}\n${process.argv.slice(2).join(' ')}`;
+const prd = /- Task: \*\*([^*]+)\*\*/.exec(prompt)?.[1];
+const work = prompt.split("This iteration's work")[1] ?? '';
+const speckit = /\b(T\d{3})\b/.exec(work)?.[1];
+const task = prd ?? speckit ?? 'unknown';
+if (process.env.CRASH_AGENT_LOG) appendFileSync(process.env.CRASH_AGENT_LOG, `${JSON.stringify({ task, pid: process.pid, cwd: process.cwd() })}\n`);
+
+mkdirSync('work', { recursive: true });
+writeFileSync(path.join('work', `${task}.txt`), `${task} done\n`);
+if (prd && existsSync('prd.json')) {
+  const doc = JSON.parse(readFileSync('prd.json', 'utf8'));
+  for (const story of doc.userStories ?? []) if (story.id === prd) story.passes = true;
+  writeFileSync('prd.json', `${JSON.stringify(doc, null, 2)}\n`);
+}
+if (speckit) {
+  for (const feature of existsSync('specs') ? readdirSync('specs') : []) {
+    const file = path.join('specs', feature, 'tasks.md');
+    if (!existsSync(file)) continue;
+    writeFileSync(file, readFileSync(file, 'utf8').replace(`- [ ] ${speckit} `, `- [X] ${speckit} `));
+  }
+}
+const ms = Number(process.env.CRASH_AGENT_MS ?? 0);
+if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+const text = prd
+  ? `Done.\n\n## Ralph Report\nStatus: completed\nSummary: did ${task}\nChanges:\n- work/${task}.txt: added\nQuality:\n- tests: pass\nLearnings:\n- none\nCommits:\n- none\n`
+  : `Did ${task}.`;
+process.stdout.write(`${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: text, num_turns: 1, total_cost_usd: 0.001 })}\n`);
