@@ -9,15 +9,15 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Bottom to top: a module may import its own layer and those below. The longest matching prefix wins. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['lib/errors.ts', 'lib/deps.ts', 'lib/duration.ts', 'lib/task.ts', 'lib/markdown.ts', 'lib/completion.ts', 'lib/retry.ts', 'lib/redact/', 'lib/process/process-tree.ts'],
-  ['lib/repo/'],
+  ['lib/errors.ts', 'lib/deps.ts', 'lib/duration.ts', 'lib/task.ts', 'lib/markdown.ts', 'lib/completion.ts', 'lib/retry.ts', 'lib/redact/', 'lib/process/process-tree.ts', 'lib/recovery/crash-points.ts'],
+  ['lib/repo/', 'lib/recovery/journal.ts'],
   ['lib/process/'],
   ['lib/config/', 'lib/gates.ts', 'lib/agents/', 'lib/sandbox/'],
   ['lib/events.ts'],
   ['lib/sources/types.ts', 'lib/progress/', 'lib/questions/'],
   ['lib/sources/'],
   ['lib/iteration/'],
-  ['lib/landing/'],
+  ['lib/landing/', 'lib/recovery/'],
   ['lib/pr/', 'lib/report/', 'lib/view/', 'lib/notify/', 'lib/control/', 'lib/serve/'],
   ['lib/session/'],
   ['lib/cli/'],
