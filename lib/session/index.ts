@@ -1,5 +1,6 @@
 // A session: everything one `ralph run` does around its loop. It owns the lock, recovery of an interrupted
 // run, the state sinks, the summary and the report; the loop (./loop.ts) owns the iterations.
+import { unexpectedError } from './unexpected.ts';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { onForcedExit } from '../process/cleanup.ts';
@@ -340,21 +341,4 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     await (await import('./exit-hook.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
   }
   return summary.exitCode;
-}
-
-/**
- * An error ralph did not expect (a bug): one line for the user, the stack kept in a file for the report.
- * Never a stack trace on the terminal.
- */
-function unexpectedError(error: unknown, root: string, sessionId: string): RalphError {
-  const file = path.join(root, '.ralph', 'logs', sessionId, 'crash.txt');
-  let kept = '';
-  try {
-    ensurePrivateDir(path.dirname(file));
-    writeFileSync(file, `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`, { mode: PRIVATE_FILE });
-    kept = `; the details are in ${file}`;
-  } catch {
-    // nowhere to keep them: the message alone
-  }
-  return new RalphError(`unexpected error: ${errorMessage(error)}`, { hint: `this is a bug in ralph: please report it${kept}` });
 }
