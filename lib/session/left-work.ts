@@ -3,6 +3,7 @@
 // it is not the user's: the next start would otherwise note it as "uncommitted changes from before the
 // run" and leave it out of every commit, so the task ran again without its work ever being committed.
 // `.ralph/left-work.json` names those paths until a commit of ralph's takes them.
+import { iterationEnded } from '../recovery/crash-points.ts';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../repo/fs-atomic.ts';
@@ -73,6 +74,9 @@ export async function abandonIteration(ctx: { root: string; source: TaskSource; 
     if (said) ctx.bus.emit({ type: 'info', message: said });
     // A worker's leftovers are kept on a ralph-kept/ branch instead (worker.ts).
     if (ctx.inPlace && ctx.guard) recordLeftWork(ctx.root, { taskId: task.id, iteration: info.iteration, paths: leftPaths((await ctx.git.state()).changed, ctx.guard.userPaths, ctx.source.workers.stateFiles()) });
+    // Settled here (its task back, its work on record): the run's journal no longer has it under way, so the
+    // next start is a plain one, not recovery after a death.
+    iterationEnded(info.iteration);
   } catch (failure) {
     ctx.bus.emit({ type: 'warning', message: `could not put ${task.id} back after iteration ${info.iteration}: ${errorMessage(failure)} (the next start does)` });
   }
