@@ -1,5 +1,6 @@
 // What an iteration runs with and what it gives back: the types the iteration and its reviewer both take,
 // below both (index.ts and review.ts re-export them).
+import path from 'node:path';
 import type { Agent } from '../agents/types.ts';
 import type { Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
@@ -7,8 +8,8 @@ import type { EventBus, IterationRecord } from '../events.ts';
 import type { GateResult } from '../gates.ts';
 import type { Redactor } from '../redact/index.ts';
 import type { CommitGuard } from '../repo/commit-set.ts';
-import type { Snapshot, TaskSource } from '../sources/types.ts';
-import type { AgentRun, CommandWrap } from './agent-run.ts';
+import type { IterationInfo, Snapshot, TaskSource } from '../sources/types.ts';
+import type { AgentRun, AgentRunContext, CommandWrap } from './agent-run.ts';
 import type { AgentRoster } from './agent-roster.ts';
 import type { UsageWait } from './usage-wait.ts';
 import type { Workspace } from './workspace.ts';
@@ -67,4 +68,10 @@ export interface IterationOutput {
   conflict?: string[];
   /** Ends the run as failed once the iterations under way have ended (a converge pass that broke its contract). */
   failure?: string;
+}
+
+/** How the agent of a pass of the loop's own (a converge pass, a project's hook) runs: in the workspace, as the session's agent. */
+export function passRunContext(ctx: IterationContext, info: IterationInfo): AgentRunContext {
+  const { workspace } = ctx;
+  return { root: ctx.root, cwd: workspace.cwd, config: ctx.config, deps: ctx.deps, agent: ctx.agent, profile: ctx.profile, bus: ctx.bus, signal: ctx.signal, logBase: path.join(ctx.logDir, `iteration-${info.iteration}`), env: { ...ctx.source.agentEnv?.(info), ...workspace.env() }, usageWait: ctx.usageWait, wrap: ctx.wrap, redactor: ctx.redactor, roster: ctx.roster };
 }

@@ -1,11 +1,11 @@
 // One converge pass: a fresh agent compares the spec with the code once every task is done, and appends
 // what is unbuilt as new tasks, or answers that nothing is left. The source judges the pass from its files
 // (lib/sources/speckit/converge.ts); this module runs it as an iteration and records it like one.
-import path from 'node:path';
 import { finalAnswer } from '../agents/transcript.ts';
 import type { IterationRecord } from '../events.ts';
 import type { ConvergeVerdict, IterationInfo, Task } from '../sources/types.ts';
 import { runAgent } from './agent-run.ts';
+import { passRunContext } from './context.ts';
 import { agentFields, type IterationContext, type IterationOutput } from './index.ts';
 import type { Committed } from './workspace.ts';
 import { compareWorkStates, readWorkState } from './work-state.ts';
@@ -46,7 +46,7 @@ export async function runConvergePass(ctx: IterationContext, run: ConvergePass, 
   const baseline = converge.baseline();
   const workBefore = await readWorkState(workspace.git);
   const agentRun = await runAgent(
-    { root: ctx.root, cwd: workspace.cwd, config: ctx.config, deps, agent: ctx.agent, profile: ctx.profile, bus, signal: ctx.signal, logBase: path.join(ctx.logDir, `iteration-${info.iteration}`), env: { ...source.agentEnv?.(), ...workspace.env() }, usageWait: ctx.usageWait, wrap: ctx.wrap, redactor: ctx.redactor, roster: ctx.roster },
+    passRunContext(ctx, info),
     info.iteration,
     prompt,
   );

@@ -1,11 +1,11 @@
 // One pass of a project's own hook (Spec Kit's before_implement / after_implement extension hooks): a fresh
 // agent runs the hook's command in the repository, nothing beside it. It passes when the agent run ends
 // well; a failure ends the run, saying which hook failed and why, and the next run tries it again.
-import path from 'node:path';
 import type { IterationRecord } from '../events.ts';
 import { describeLeftOut } from '../repo/commit-set.ts';
 import type { HookPassInfo, IterationInfo, Task } from '../sources/types.ts';
 import { runAgent } from './agent-run.ts';
+import { passRunContext } from './context.ts';
 import { agentFields, type IterationContext, type IterationOutput } from './index.ts';
 import { compareWorkStates, readWorkState } from './work-state.ts';
 import { matchesAny } from '../repo/paths.ts';
@@ -27,7 +27,7 @@ export async function runHookPass(ctx: IterationContext, hook: HookPassInfo, inf
   const prompt = hooks.prompt(hook, ctx.agent.name);
   const workBefore = await readWorkState(workspace.git);
   const agentRun = await runAgent(
-    { root: ctx.root, cwd: workspace.cwd, config: ctx.config, deps, agent: ctx.agent, profile: ctx.profile, bus, signal: ctx.signal, logBase: path.join(ctx.logDir, `iteration-${info.iteration}`), env: { ...source.agentEnv?.(), ...workspace.env() }, usageWait: ctx.usageWait, wrap: ctx.wrap, redactor: ctx.redactor, roster: ctx.roster },
+    passRunContext(ctx, info),
     info.iteration,
     prompt,
   );

@@ -1,48 +1,18 @@
 // What the loop runs with, cut along its concerns: what every iteration needs (the iteration's own context
 // but where it works), how finished work lands, and what the loop decides with. session/index.ts builds one
 // object of all three; each part of the loop takes only the part it reads.
-import type { Agent } from '../agents/types.ts';
-import type { Config } from '../config/index.ts';
 import type { Control } from '../control/index.ts';
-import type { Deps } from '../deps.ts';
-import type { EventBus, IterationRecord } from '../events.ts';
-import type { GateResult } from '../gates.ts';
-import type { CommandWrap } from '../iteration/agent-run.ts';
-import type { AgentRoster } from '../iteration/agent-roster.ts';
-import type { IterationOutput } from '../iteration/context.ts';
-import type { Reviewer } from '../iteration/review.ts';
-import type { UsageWait } from '../iteration/usage-wait.ts';
+import type { IterationRecord } from '../events.ts';
+import type { IterationContext, IterationOutput } from '../iteration/context.ts';
 import type { Committed } from '../iteration/workspace.ts';
 import type { Dock } from '../landing/types.ts';
-import type { Redactor } from '../redact/index.ts';
-import type { CommitGuard } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
-import type { Task, TaskSource } from '../sources/types.ts';
+import type { Task } from '../sources/types.ts';
 import type { BreakerLimits } from './breaker.ts';
 import type { Convergence } from './converge.ts';
 
-/** What every iteration runs with, wherever it works (lib/iteration/context.ts, less the workspace). */
-export interface IterationScope {
-  root: string;
-  config: Config;
-  deps: Deps;
-  source: TaskSource;
-  agent: Agent;
-  /** Agent profile after source defaults were applied. */
-  profile?: string;
-  bus: EventBus;
-  logDir: string;
-  usageWait: UsageWait;
-  /** Runs ralph's quality gates in `cwd` after an agent run; undefined when none are configured. */
-  gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
-  /** What ralph's commits may hold: never the user's own changes from before the run, nor a secret. */
-  guard?: CommitGuard;
-  review?: Reviewer; // the independent reviewer (--review)
-  /** Replaces secrets in the agent's output and in what the source records. */
-  redactor?: Redactor;
-  wrap?: CommandWrap; // the agent's command wrapped for the folder it works in (--sandbox bwrap)
-  roster?: AgentRoster; // the agents in order (--fallback) and their usage limits, shared by every worker
-}
+/** What every iteration runs with, wherever it works (lib/iteration/context.ts, less the workspace and the signal the pool gives it). */
+export type IterationScope = Omit<IterationContext, 'workspace' | 'signal' | 'claimedOnRemote'>;
 
 /** How a finished iteration's work lands: the main worktree, ralph's commits there, and where tasks are claimed. */
 export interface LandingScope {
