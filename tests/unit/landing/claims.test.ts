@@ -58,6 +58,19 @@ describe('claims on the remote', () => {
     }
   });
 
+  it('a claim made from an out-of-date view (no claim seen, one made since) loses, and leaves the holder\'s claim as it was', async () => {
+    const { clones } = hosts(2);
+    const [a, b] = clones as [ReturnType<typeof hosts>['clones'][number], ReturnType<typeof hosts>['clones'][number]];
+    const stale = await b.seen('T001'); // b looks before a claims
+    expect(stale).toBeUndefined();
+    await a.claims.claim('T001', await a.seen('T001'));
+    const held = execFileSync('git', ['ls-remote', 'origin', 'refs/ralph/feature%2Fx/claims/T001'], { cwd: a.dir, env: ENV, encoding: 'utf8' });
+    await expect(b.claims.claim('T001', stale)).rejects.toBeInstanceOf(ClaimLostError);
+    expect(execFileSync('git', ['ls-remote', 'origin', 'refs/ralph/feature%2Fx/claims/T001'], { cwd: a.dir, env: ENV, encoding: 'utf8' })).toBe(held);
+    expect((await b.seen('T001'))!.run).toBe('run-1');
+    a.claims.forget('T001');
+  });
+
   it('an expired claim is taken over by exactly one of two hosts (compare-and-swap on the commit seen); a live one by none', async () => {
     const { clones, clock, warnings } = hosts(3, 5_000);
     const [dead, b, c] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
