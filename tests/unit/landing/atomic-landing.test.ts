@@ -2,12 +2,13 @@
 // bare repository whose pre-receive hook writes down every push it receives: were the claim released in a
 // push of its own, a host killed between the two would leave the work landed and the task still held.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { realDeps, type Deps } from '../../../lib/deps.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { remoteDock } from '../../../lib/landing/remote.ts';
+import { ClaimLostError } from '../../../lib/errors.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const ENV = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1' };
@@ -49,5 +50,45 @@ describe('a landing on the remote', () => {
     expect(git(bare, 'rev-parse', 'refs/heads/feature/x').trim()).toBe(landed);
     expect(git(bare, 'for-each-ref', 'refs/ralph/')).toBe('');
     await dock.close();
+  });
+
+  it('a claim won after another host landed that very task is given up: the task is done, not to redo', async () => {
+    const root = tempDir('ralph-landed-');
+    const bare = path.join(root, 'remote.git');
+    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
+    git(root, 'init', '-q', '--bare', bare);
+    const seed = path.join(root, 'seed');
+    git(root, 'init', '-q', '-b', 'feature/x', seed);
+    writeFileSync(path.join(seed, 'a.txt'), 'a\n');
+    git(seed, 'add', 'a.txt');
+    git(seed, '-c', 'user.name=T', '-c', 'user.email=t@example.test', 'commit', '-qm', 'base');
+    git(seed, 'push', '-q', bare, 'feature/x');
+    const deps: Deps = { ...realDeps(), env: ENV };
+    const host = async (name: string) => {
+      const dir = path.join(root, name);
+      git(root, 'clone', '-q', '-b', 'feature/x', bare, dir);
+      for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
+      const main = new Git(dir);
+      const dock = remoteDock({ main, target: { name: 'origin', branch: 'feature/x', host: name, hostId: `${name}-0000`, claims: 'refs' }, me: { host: name, clone: dir, run: `run-${name}`, pid: 1 }, leaseMs: 60_000, waitMs: 10_000, deps, signal: new AbortController().signal, warn: () => undefined, info: () => undefined, head: await main.head() });
+      await dock.join();
+      return { dir, dock };
+    };
+    const a = await host('a');
+    const b = await host('b');
+    // b reads the tasks at the shared head as it is now; a then claims T1, lands it and releases its claim.
+    const seenByB = await b.dock.target();
+    await a.dock.claim('T1', await a.dock.target(), async () => true);
+    writeFileSync(path.join(a.dir, 't1.txt'), 't1\n');
+    git(a.dir, 'add', 't1.txt');
+    git(a.dir, 'commit', '-qm', 'T1 done');
+    expect(await a.dock.publish('T1')).toEqual({ kind: 'landed' });
+    // b's claim of T1 goes through (no one holds it now), but the head moved since b looked: T1 is done there.
+    const claimed = b.dock.claim('T1', seenByB, async () => !existsSync(path.join(b.dir, 't1.txt')));
+    await expect(claimed).rejects.toBeInstanceOf(ClaimLostError);
+    await expect(claimed).rejects.toThrow('T1 was just landed by another host');
+    await b.dock.release('T1');
+    expect(git(bare, 'for-each-ref', 'refs/ralph/')).toBe('');
+    await a.dock.close();
+    await b.dock.close();
   });
 });
