@@ -121,6 +121,25 @@ describe('renewals', () => {
     a!.claims.forget('T001');
   });
 
+  it('renewal after renewal: each moves the claim on from the commit the last one made, and the claim stays this run\'s', async () => {
+    const { clones, clock } = hosts(1, 60_000);
+    const [a] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    const renew = (a!.claims as unknown as { renew(task: string): Promise<void> }).renew.bind(a!.claims);
+    await a!.claims.claim('T001', undefined);
+    const shas = [(await a!.seen('T001'))!.sha];
+    for (let round = 1; round <= 3; round += 1) {
+      clock.now += 20_000;
+      await renew('T001');
+      const now = (await a!.seen('T001'))!;
+      expect(now.renewedAt).toBe(1_000_000 + round * 20_000);
+      expect(now.run).toBe('run-1');
+      shas.push(now.sha);
+    }
+    expect(new Set(shas).size).toBe(4);
+    expect(a!.claims.lostReason('T001')).toBeUndefined();
+    a!.claims.forget('T001');
+  });
+
   it("claims an earlier run of this clone left are dropped for the tasks named; another clone's are not", async () => {
     const { clones, onRemote } = hosts(2);
     const [a, b] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
