@@ -37,6 +37,8 @@ export interface Control {
   changed(): Promise<void>;
   /** The session's usage-limit wait, ended early by a stop and held after the reset while paused. */
   wrapUsageWait(wait: UsageWait): UsageWait;
+  /** Whether `ralph stop` asked this run to stop, read now (not at the next poll). */
+  stopRequested(): boolean;
   /** Stops watching and removes this run's requests (a request never outlives its run). */
   close(): void;
 }
@@ -138,6 +140,10 @@ export function createControl(options: ControlOptions): Control {
   };
 
   return {
+    stopRequested() {
+      refresh();
+      return active.stop !== undefined;
+    },
     gate(running, lastIteration) {
       refresh();
       if (active.stop) {

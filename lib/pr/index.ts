@@ -28,6 +28,8 @@ export interface HandoverOptions {
   title: string;
   /** The run's signal: a Ctrl+C stops a push under way. */
   signal: AbortSignal;
+  /** Whether `ralph stop` asked the run to stop (lib/control): no push after it. */
+  stopRequested?: () => boolean;
   info(message: string): void;
   warn(message: string): void;
   /** --remote to the same remote: every landing is a push already; only the end pushes (and opens the PR). */
@@ -43,7 +45,8 @@ export class Handover implements EventSink {
 
   /** It reads the run's events like the view does: an iteration whose work is on the branch starts a push. */
   emit(event: RunEvent): void {
-    if (event.type === 'iteration_end' && event.record.commit && !this.o.landedByRemote) this.pusher.landed(event.record.commit, this.o.signal);
+    // After `ralph stop`, as after Ctrl+C: no more network; the end says what is not pushed.
+    if (event.type === 'iteration_end' && event.record.commit && !this.o.landedByRemote && !this.o.stopRequested?.()) this.pusher.landed(event.record.commit, this.o.signal);
   }
 
   /**

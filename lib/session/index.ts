@@ -203,7 +203,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       for (const item of recovery.settled) warn(item.message);
       if (prepared.pr) {
         const title = redactor.text(source.title?.() ?? prepared.pr.branch);
-        handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
+        handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, stopRequested: () => control.stopRequested(), info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
         bus.add(handover);
       }
       // Tasks whose question waits for an answer are set aside from the start; answered ones go again.

@@ -7,7 +7,7 @@ import { chmodSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, FEATURE, prdProject, report, specKitProject, tick } from './projects.ts';
-import { agentCalls, closeStep, FAKES, FAST, makeSandbox, MIN_WAIT_MS, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, closeStep, FAKES, FAST, makeSandbox, MIN_WAIT_MS, PROJECT, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
@@ -201,6 +201,28 @@ describe('--pr: a pull request at the end', () => {
     expect(remote.head(BRANCH)).toBe(git(sandbox.repo, ['rev-parse', 'HEAD~1']));
     expect(JSON.parse(result.stdout).pr).toEqual({ target: `origin/${BRANCH}`, pushed: false, notPushed: `1 commit up to ${git(sandbox.repo, ['rev-parse', '--short=7', 'HEAD'])}: the run was interrupted before its last push`, none: 'the run was interrupted; the next run with --pr pushes what is left and opens or updates it' });
     expect(lastLines(result.stderr, 1)).toEqual(['pull request: none (the run was interrupted; the next run with --pr pushes what is left and opens or updates it)']);
+    expect(ghCommands(sandbox)).toEqual(['auth status']);
+  });
+
+  it('stopped with ralph stop: the iteration under way ends and stays local; no push after the stop, no pull request', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    const remote = addRemote(sandbox);
+    addGh(sandbox);
+    const started = path.join(sandbox.root, 'second-started');
+    const release = path.join(sandbox.root, 'release-second');
+    scenario(sandbox, [{ append: { 'app.txt': 'one\n' }, lines: [report('completed')] }, { append: { 'app.txt': 'two\n' }, touch: started, awaitFiles: [release], lines: [report('completed')] }]);
+    const run = startRalph(sandbox, ['--pr', '--json', ...FAST]);
+    await waitFor(() => existsSync(started) && run.output().stderr.includes(`to origin/${BRANCH}`), MIN_WAIT_MS, 'the second story and the first push');
+    const pushedFirst = remote.head(BRANCH);
+    execFileSync(process.execPath, [path.join(PROJECT, 'bin', 'ralph.mjs'), 'stop'], { cwd: sandbox.repo, env: sandbox.env, encoding: 'utf8' });
+    writeFileSync(release, '');
+    const result = await run.done;
+    expect(result.code, result.stderr).toBe(130);
+    // The second story finished and landed here after the stop; nothing went to the remote after it.
+    expect(git(sandbox.repo, ['log', '--format=%s']).split('\n')).toContain('ralph: US-002 Second story');
+    expect(remote.head(BRANCH)).toBe(pushedFirst);
+    expect(JSON.parse(result.stdout).pr).toMatchObject({ target: `origin/${BRANCH}`, pushed: false, none: 'the run was interrupted; the next run with --pr pushes what is left and opens or updates it' });
     expect(ghCommands(sandbox)).toEqual(['auth status']);
   });
 
