@@ -222,9 +222,16 @@ describe('--remote: several hosts on one feature', () => {
     cluster.remote(['branch', 'main', cluster.remote(['rev-list', '--max-parents=0', 'ralph/demo']).trim()]);
     cluster.remote(['symbolic-ref', 'HEAD', 'refs/heads/main']);
     for (const host of cluster.hosts) for (const args of [['fetch', '-q', 'origin'], ['remote', 'set-head', 'origin', '--auto']]) execFileSync('git', args, { cwd: host.repo, env: host.env });
+    // Every git command the runs make, to see that --pr pushes nothing beside the landings' own pushes.
+    const gitLog = path.join(sandbox.root, 'git-calls.log');
+    writeFileSync(path.join(sandbox.bin, 'git'), `#!/bin/sh\necho "$*" >> ${JSON.stringify(gitLog)}\nexec /usr/bin/git "$@"\n`, { mode: 0o755 });
     const results = await Promise.all(cluster.hosts.map((host) => runRalph(host, ['--remote', 'origin', '--pr', '--json', ...FAST])));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
     for (const result of results) expect(result.stderr).not.toMatch(/could not push/);
+    const pushes = readFileSync(gitLog, 'utf8').split('\n').filter((line) => line.startsWith('push '));
+    expect(pushes.filter((line) => line.includes('--atomic')).length).toBeGreaterThanOrEqual(4);
+    // --pr's own push: only the one at each run's end that makes sure the remote holds its head, never one per landing.
+    expect(pushes.filter((line) => /^push --porcelain origin [0-9a-f]{40}:refs\/heads\//.test(line)).length).toBeLessThanOrEqual(cluster.hosts.length);
     const calls = readFileSync(sandbox.env.FAKE_GH_LOG!, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { argv: string[] }).argv.slice(0, 2).join(' '));
     expect(calls.filter((call) => call === 'pr create')).toHaveLength(1);
     const state = JSON.parse(readFileSync(sandbox.env.FAKE_GH_STATE!, 'utf8')) as { prs: Array<{ head: string; base: string; isDraft: boolean }> };
