@@ -37,6 +37,18 @@ export async function freePort(): Promise<number> {
 }
 
 /** Whether something accepts connections on 127.0.0.1:`port`. */
+/**
+ * Stops a server the tests started (git daemon, sshd): SIGTERM, its exit, then until nothing answers on its
+ * port, since both serve each connection under way in a process of its own.
+ */
+async function stopServer(running: ChildProcess | undefined, port: number): Promise<void> {
+  if (!running || running.exitCode !== null) return;
+  const exited = new Promise((resolve) => running.once('exit', resolve));
+  running.kill('SIGTERM');
+  await exited;
+  while (await answers(port)) await new Promise((resolve) => setTimeout(resolve, 25));
+}
+
 export async function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -68,12 +80,7 @@ export async function startGitServer(base: string): Promise<GitServer> {
     async stop() {
       const running = child;
       child = undefined;
-      if (!running || running.exitCode !== null) return;
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.kill('SIGTERM');
-      await exited;
-      // git daemon serves each connection in a child of its own: wait until nothing answers.
-      while (await answers(port)) await new Promise((resolve) => setTimeout(resolve, 25));
+      await stopServer(running, port);
     },
   };
 }
@@ -120,12 +127,7 @@ export async function startSshServer(dir: string, base: string): Promise<SshServ
     async stop() {
       const running = child;
       child = undefined;
-      if (!running || running.exitCode !== null) return;
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.kill('SIGTERM');
-      await exited;
-      // Connections under way have their own sshd processes: wait until nothing answers.
-      while (await answers(port)) await new Promise((resolve) => setTimeout(resolve, 25));
+      await stopServer(running, port);
     },
   };
 }
