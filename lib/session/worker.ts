@@ -304,5 +304,5 @@ export async function closeWorkers(workers: readonly WorkerWorkspace[], worktree
     }
     done.push({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
   }
-  await worktrees.removeAll(done);
+  for (const refused of await worktrees.removeAll(done)) warn(refused);
 }
