@@ -183,6 +183,12 @@ export interface TaskSource {
    * recover() changes nothing the dry run shows.
    */
   afterRecovery?(): Promise<{ messages: string[]; snapshot: Snapshot }>;
+  /**
+   * Recovery: a worker's task shows done in a store every worktree shares (beads: the agent closed its bead),
+   * but the run died before its work reached the branch: mark it not done again, so it is done again.
+   * Absent: the source's state lives in the worktree, so what was never merged never showed done.
+   */
+  redo?(task: Task): Promise<void>;
   /** Whether the source holds its record of iteration `iteration` (settle() ran for it): recovery never records one twice. */
   recorded?(iteration: number): Promise<boolean>;
   /**

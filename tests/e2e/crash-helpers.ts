@@ -1,10 +1,11 @@
 // What the crash tests start and check: ralph through `node bin/ralph.mjs`, the commits that carry a task
 // (the Ralph-Task trailer) with the files each holds, prd.json's stories as they stand.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { FAKES, FAST, makeSandbox, PROJECT, type RalphResult, type Sandbox } from './helpers.ts';
+import { bdCalls, FAKES, FAST, makeSandbox, PROJECT, readBeads, seedBeads, standardEpic, type RalphResult, type Sandbox } from './helpers.ts';
+import type { FakeBdVersion } from '../fakes/bd-seed.ts';
 import { FEATURE, prdHistory, prdProject, prdStories, specKitProject } from './projects.ts';
 
 export const BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
@@ -120,3 +121,39 @@ export function crashProject(box: Sandbox, kind: Kind, count = 3): { ids: string
   return { ids, args: ['--commit', '--gate', GATE, ...FAST] };
 }
 
+
+/** A beads project for the crash tests (bd `version`): an epic of `count` beads, in a chain for one worker, side by side for several. */
+export function beadsCrashProject(box: Sandbox, version: FakeBdVersion, parallel: boolean, count = 2): { ids: string[]; args: string[] } {
+  box.env.FAKE_BD_VERSION = version;
+  const issues = standardEpic(count);
+  if (parallel) for (const issue of issues) if (issue.parent) issue.dependencies = [];
+  seedBeads(box, issues);
+  return { ids: issues.filter((issue) => issue.parent && !/clarify/.test(issue.title)).map((issue) => issue.id), args: ['--commit', '--gate', GATE, ...FAST] };
+}
+
+/**
+ * The beads equivalent of expectSettled: every bead closed, by exactly one `bd close` over all the starts
+ * (never reopened after), and exactly one commit of ralph's names it (Ralph-Task) and holds its work; no bead
+ * in_progress or held by a ralph worker; the tree clean; no journal, lock, worker branch or worktree left.
+ */
+export function expectBeadsSettled(box: Sandbox, ids: readonly string[]): void {
+  expect(gitText(box, ['status', '--porcelain', '--untracked-files=all']), 'the tree is clean').toBe('');
+  const beads = readBeads(box);
+  const calls = bdCalls(box);
+  const commits = taskCommits(box);
+  for (const id of ids) {
+    expect(beads.find((issue) => issue.id === id)?.status, `${id} closed`).toBe('closed');
+    // Closed once for good: a close the restart undid (the work never reached the branch) is followed by a reopen.
+    const changes = calls.filter((argv) => argv[1] === id && (argv[0] === 'close' || (argv[0] === 'update' && argv.includes('--status') && argv[argv.indexOf('--status') + 1] === 'open')));
+    const afterClose = changes.filter((argv, index) => argv[0] === 'update' && changes.slice(0, index).some((earlier) => earlier[0] === 'close'));
+    expect(changes.filter((argv) => argv[0] === 'close').length - afterClose.length, `${id} closed exactly once (bd calls: ${JSON.stringify(changes)})`).toBe(1);
+    const own = commits.filter((commit) => commit.task === id);
+    expect(own.map((commit) => commit.task), `exactly one commit of ralph's is ${id}'s`).toEqual([id]);
+    expect(own[0]!.files, `${id}'s commit holds its work`).toContain(`work/${id}.txt`);
+  }
+  expect(beads.filter((issue) => issue.status === 'in_progress' || (issue.status !== 'closed' && /^ralph-/.test(issue.assignee ?? ''))).map((issue) => `${issue.id} ${issue.status} ${issue.assignee ?? ''}`), 'no bead in_progress or claimed by a ralph worker').toEqual([]);
+  expect(existsSync(path.join(box.repo, '.ralph', 'journal.json')), 'no journal left').toBe(false);
+  expect(existsSync(path.join(box.repo, '.ralph.lock')), 'no lock left').toBe(false);
+  expect(gitText(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
+  expect(existsSync(path.join(box.repo, '.ralph', 'worktrees')) ? readdirSync(path.join(box.repo, '.ralph', 'worktrees')) : [], 'no worktree left').toEqual([]);
+}

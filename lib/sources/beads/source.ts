@@ -151,6 +151,13 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       return [...(await reopenOrphans('an interrupted run')), ...(await answersFromBeads())];
     },
 
+    // A worker's agent closed its bead in the shared database, then ralph died before merging its work: the
+    // bead goes back to open, unassigned, to be done again (the work it left is kept on a ralph-kept branch).
+    async redo(task: Task) {
+      await bd.setStatus(task.id, 'open', { assignee: '' });
+      state.carried = false;
+    },
+
     // The end of every run: the beads this run's workers still hold go back to open (beads-claims.ts).
     async release() {
       keeper?.stop();
