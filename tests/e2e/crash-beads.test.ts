@@ -3,8 +3,10 @@
 // The agent (tests/fakes/crash-agent.mjs) does what /sp:next does: claims its bead, writes its work, closes
 // it in bd. The restart must finish the epic with each bead closed once, by the commit holding its work,
 // no bead left claimed, the tree clean, exit 0, nobody asked.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Sandbox } from './helpers.ts';
+import { bdCalls, pidAlive, readBeads, seedBeads, standardEpic, waitFor, type Sandbox } from './helpers.ts';
 import { beadsCrashProject, crashSandbox, expectBeadsSettled, startNode } from './crash-helpers.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
@@ -29,7 +31,7 @@ const ONE_WORKER: Array<[CrashPoint, number | string]> = [
 
 /** Two workers: each agent works in a worktree, ralph commits there, merges, then records the bead. */
 const PARALLEL: Array<[CrashPoint, number | string]> = [
-  ['task_claimed', 2],
+  // (task_claimed #2: below, with the dry run after the kill)
   ['agent_started', 1],
   ['agent_ended', 1],
   ['gates_run', 1],
@@ -66,5 +68,68 @@ describe('beads (bd 1.2), --parallel 2: a kill at each durable step, then the sa
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(rerun.stderr).not.toMatch(/could not/);
     expectBeadsSettled(sandbox, ids);
+  });
+});
+
+const agentPidsOf = (box: Sandbox): number[] =>
+  existsSync(box.env.CRASH_AGENT_LOG!) ? readFileSync(box.env.CRASH_AGENT_LOG!, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { pid: number }).pid) : [];
+const quote = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe('beads (bd 1.2): --dry-run after a dead run says what it would give back, and does nothing', () => {
+  it('--parallel 2, killed at task_claimed (#2): the dry run names each claim and closed bead it would put back; the restart does it', async () => {
+    sandbox = crashSandbox();
+    const box = sandbox;
+    const { ids, args } = beadsCrashProject(box, '1.2', true);
+    const command = [...args, '--parallel', '2'];
+    const crashed = await startNode(box, command, { RALPH_TEST_CRASH_AT: 'task_claimed:2' }).done;
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    // The first worker's agent, orphaned, may still be finishing its bead.
+    await waitFor(() => agentPidsOf(box).every((pid) => !pidAlive(pid)), 10_000, 'the orphaned agents to end');
+    const db = path.join(box.repo, '.beads', 'fake-db.json');
+    const before = readFileSync(db, 'utf8');
+    const beads = readBeads(box).filter((issue) => ids.includes(issue.id));
+    const held = beads.filter((issue) => issue.status === 'in_progress');
+    const closed = beads.filter((issue) => issue.status === 'closed');
+    // Each bead is either still claimed by its worker or closed by its agent (its work on no branch yet).
+    expect(held.length + closed.length).toBe(2);
+    expect(held.length).toBeGreaterThan(0);
+    const updates = bdCalls(box).length;
+    const plan = await startNode(box, [...command, '--dry-run']).done;
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    for (const bead of held) expect(plan.stdout).toContain(`would recover: give back ${bead.id} "${bead.title}", claimed by ${bead.assignee} for a run of this clone that is gone: open again, unassigned`);
+    for (const bead of closed) expect(plan.stdout).toMatch(new RegExp(`would recover: iteration \\d+ \\(${quote(bead.id)}, worker \\d\\): ${quote(bead.id)} shows done but its work never reached the branch: reopen it, to be done again`));
+    // The beads as the run will see them once recovered: both ready again.
+    expect(plan.stdout).toContain('tasks: 1 done, 2 remaining, 2 ready');
+    expect(plan.stdout).toMatch(/1\. ws-9w6\.2 [\s\S]*2\. ws-9w6\.3 /);
+    // Nothing done: bd not written, the journal and the dead run's worktrees still there.
+    expect(readFileSync(db, 'utf8')).toBe(before);
+    expect(bdCalls(box).slice(updates).filter((argv) => ['update', 'close', 'reopen'].includes(argv[0]!))).toEqual([]);
+    expect(existsSync(path.join(box.repo, '.ralph', 'journal.json'))).toBe(true);
+    const rerun = await startNode(box, command).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    for (const bead of held) expect(rerun.stderr).toContain(`${bead.id} "${bead.title}" was left in_progress by an interrupted run; put back to open`);
+    for (const bead of closed) expect(rerun.stderr).toMatch(new RegExp(`${quote(bead.id)} showed done, but the run died before its work reached the branch: reopened, to be done again`));
+    expectBeadsSettled(box, ids);
+  });
+
+  it('one worker: an agent\'s claim and a worker\'s claim a dead run left: put back and given back, said, not done', async () => {
+    sandbox = crashSandbox();
+    const box = sandbox;
+    const issues = standardEpic(3);
+    for (const issue of issues) if (issue.parent) issue.dependencies = [];
+    Object.assign(issues[2]!, { status: 'in_progress', assignee: 'agent' });
+    Object.assign(issues[3]!, { status: 'in_progress', assignee: 'ralph-w2' });
+    seedBeads(box, issues);
+    box.env.FAKE_BD_VERSION = '1.2';
+    const claims = (): string[] => readBeads(box).map((issue) => `${issue.id} ${issue.status ?? 'open'} ${issue.assignee ?? ''}`);
+    const before = claims();
+    const plan = await startNode(box, ['--dry-run']).done;
+    expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+    expect(plan.stdout).toContain('would recover: put ws-9w6.2 "Task 1: build part 1" back to open: an interrupted run left it in_progress (assignee agent)');
+    expect(plan.stdout).toContain('would recover: give back ws-9w6.3 "Task 2: build part 2", claimed by ralph-w2 for a run of this clone that is gone: open again, unassigned');
+    expect(plan.stdout).toContain('tasks: 1 done, 3 remaining, 3 ready');
+    expect(plan.stdout).toMatch(/1\. ws-9w6\.2 [^\n]*\n  2\. ws-9w6\.3 [^\n]*\n  3\. ws-9w6\.4 /);
+    expect(claims()).toEqual(before);
+    expect(bdCalls(box).filter((argv) => ['update', 'close'].includes(argv[0]!))).toEqual([]);
   });
 });
