@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bdCalls, pidAlive, readBeads, seedBeads, standardEpic, waitFor, type Sandbox } from './helpers.ts';
-import { beadsCrashProject, crashSandbox, expectBeadsSettled, startNode } from './crash-helpers.ts';
+import { beadsCrashProject, crashSandbox, expectBeadsSettled, expectSessionsEnded, startNode } from './crash-helpers.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
 let sandbox: Sandbox | undefined;
@@ -105,8 +105,15 @@ describe('beads (bd 1.2): --dry-run after a dead run says what it would give bac
     expect(readFileSync(db, 'utf8')).toBe(before);
     expect(bdCalls(box).slice(updates).filter((argv) => ['update', 'close', 'reopen'].includes(argv[0]!))).toEqual([]);
     expect(existsSync(path.join(box.repo, '.ralph', 'journal.json'))).toBe(true);
+    // The dead run's session: still "running" in status.json, said, and closed by the restart.
+    const dead = (JSON.parse(readFileSync(path.join(box.repo, '.ralph', 'status.json'), 'utf8')) as { sessionId: string; state: string });
+    expect(dead.state).not.toBe('finished');
+    expect(plan.stdout).toMatch(new RegExp(`would recover: session ${dead.sessionId} \\(PID \\d+\\) died without ending after its last event at \\S+: record its end \\(interrupted, exit 137\\) and write its report`));
+    expect(existsSync(path.join(box.repo, '.ralph', 'sessions', `${dead.sessionId}.json`))).toBe(false);
     const rerun = await startNode(box, command).done;
     expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(new RegExp(`warning: the run before, session ${dead.sessionId} \\(PID \\d+\\), died without ending after its last event at \\S+ \\(0 iterations ended\\): recorded as interrupted \\(exit 137\\); its report: `));
+    expect(expectSessionsEnded(box)).toEqual([dead.sessionId]);
     for (const bead of held) expect(rerun.stderr).toContain(`${bead.id} "${bead.title}" was left in_progress by an interrupted run; put back to open`);
     for (const bead of closed) expect(rerun.stderr).toMatch(new RegExp(`${quote(bead.id)} showed done, but the run died before its work reached the branch: reopened, to be done again`));
     expectBeadsSettled(box, ids);

@@ -106,6 +106,7 @@ export function expectSettled(box: Sandbox, kind: Kind, ids: readonly string[]):
   expect(existsSync(path.join(box.repo, '.ralph', 'journal.json')), 'no journal left').toBe(false);
   expect(existsSync(path.join(box.repo, '.ralph.lock')), 'no lock left').toBe(false);
   expect(gitText(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
+  expectSessionsEnded(box);
 }
 
 const GATE = 'node -e "process.exit(0)"';
@@ -155,5 +156,27 @@ export function expectBeadsSettled(box: Sandbox, ids: readonly string[]): void {
   expect(existsSync(path.join(box.repo, '.ralph', 'journal.json')), 'no journal left').toBe(false);
   expect(existsSync(path.join(box.repo, '.ralph.lock')), 'no lock left').toBe(false);
   expect(gitText(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
+  expectSessionsEnded(box);
   expect(existsSync(path.join(box.repo, '.ralph', 'worktrees')) ? readdirSync(path.join(box.repo, '.ralph', 'worktrees')) : [], 'no worktree left').toEqual([]);
+}
+
+/**
+ * No session left without an end: every session_start in .ralph/events.jsonl has its session_end (a dead
+ * run's written by the start after it, as died: interrupted, exit 137, with its session record), and
+ * status.json shows the last run finished.
+ */
+export function expectSessionsEnded(box: Sandbox): string[] {
+  const lines = readFileSync(path.join(box.repo, '.ralph', 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; session?: string; summary?: { exitCode: number; status: string } });
+  const started = lines.filter((line) => line.type === 'session_start').map((line) => line.session!);
+  const ends = lines.filter((line) => line.type === 'session_end');
+  expect(started.filter((id) => !ends.some((line) => line.session === id)), 'every session that started has an end').toEqual([]);
+  expect(ends.map((line) => line.session), 'each session ended once').toEqual([...new Set(ends.map((line) => line.session))]);
+  const died = ends.filter((line) => line.summary?.exitCode === 137).map((line) => line.session!);
+  for (const id of died) {
+    const record = JSON.parse(readFileSync(path.join(box.repo, '.ralph', 'sessions', `${id}.json`), 'utf8')) as { status: string; message: string };
+    expect(record, `the dead session ${id}'s record`).toMatchObject({ status: 'interrupted', message: expect.stringMatching(/^died without ending/) });
+  }
+  const status = JSON.parse(readFileSync(path.join(box.repo, '.ralph', 'status.json'), 'utf8')) as { state: string; exitCode: number };
+  expect(status, 'status.json: the last run finished').toMatchObject({ state: 'finished', exitCode: 0 });
+  return died;
 }
