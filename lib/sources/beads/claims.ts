@@ -91,6 +91,17 @@ export function snapshotOnceBack(snapshot: Snapshot, back: readonly BdIssue[], s
 }
 
 /**
+ * --dry-run, on the children check() listed: what recover() would give back or put back, and the snapshot
+ * as it (and recovery's `redo` of closed beads) would leave it; bd is read, never written.
+ */
+export async function recoveryView(bd: Bd, children: readonly BdIssue[], scope: { host: string | undefined; shared: boolean; redo: readonly string[] }, snapshot: () => Promise<Snapshot>): Promise<{ messages: string[]; snapshot: Snapshot }> {
+  const orphans = children.filter((issue) => isOrphan(issue, scope.host, scope.shared));
+  const back = [...orphans, ...children.filter((issue) => scope.redo.includes(issue.id) && issue.status === 'closed')];
+  const now = await snapshot();
+  return { messages: orphans.map(describePutBack), snapshot: back.length === 0 ? now : snapshotOnceBack(now, back, await bd.showMany(back.map((issue) => issue.id)), children) };
+}
+
+/**
  * After a worker's iteration: its bead, when `actor` still holds it (not closed), given back. False when it
  * held nothing, '' when it gave the bead back, else bd's reason.
  */

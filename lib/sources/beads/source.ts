@@ -6,7 +6,7 @@ import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from
 import { actorEnv, claimForWorker, createBeadsWorkers, workerActor, workerPrompt } from './workers.ts';
 import { expiredClaim, leaseOf, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './lease.ts';
 import { createClaimKeeper, type ClaimKeeper } from './keeper.ts';
-import { describePutBack, giveBackAfter, isOrphan, putBackOrphans, releaseAtEnd, snapshotOnceBack } from './claims.ts';
+import { giveBackAfter, putBackOrphans, recoveryView, releaseAtEnd } from './claims.ts';
 import { fileQuestion, isHumanQuestion, syncQuestions } from './questions.ts';
 import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './remote.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from '../types.ts';
@@ -154,12 +154,7 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
 
     // --dry-run, after check() listed the children: what recover() would give back or put back, and the beads
     // as it (and recovery's `redo`) would leave them.
-    async afterRecovery(redo: readonly string[] = []) {
-      const orphans = epic ? state.children.filter((issue) => isOrphan(issue, host, shared())) : [];
-      const back = [...orphans, ...state.children.filter((issue) => redo.includes(issue.id) && isClosed(issue))];
-      const snapshot = await source.snapshot();
-      return { messages: orphans.map(describePutBack), snapshot: back.length === 0 ? snapshot : snapshotOnceBack(snapshot, back, await bd.showMany(back.map((issue) => issue.id)), state.children) };
-    },
+    afterRecovery: (redo: readonly string[] = []) => recoveryView(bd, epic ? state.children : [], { host, shared: shared(), redo }, () => source.snapshot()),
 
     // A worker's agent closed its bead in the shared database, then ralph died before merging its work: the
     // bead goes back to open, unassigned, to be done again (the work it left is kept on a ralph-kept branch).
