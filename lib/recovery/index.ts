@@ -72,6 +72,11 @@ export interface RecoveryContext {
   commit?: (guard: CommitGuard, task: Task, iteration: number) => Promise<Committed>;
   /** Amends the source's state files into HEAD (several workers on this host, commits on: a landing's last step). */
   amendState?: (guard: CommitGuard) => Promise<Committed>;
+  /**
+   * --remote: a bead another host closed may have landed on the remote, not yet here; a worker's task that
+   * shows done is never reopened then (the landing's own recovery replays what this clone had merged).
+   */
+  remote?: boolean;
   /** Keeps and removes the workers' worktrees and branches a killed run left. */
   sweep: (guard: CommitGuard) => Promise<string[]>;
   /** Said between the steps: the start's notes about the user's paths. */
@@ -210,7 +215,7 @@ async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: 
   if (!landed) {
     // Not merged (at HEAD or since the iteration began), yet done where every worktree sees it (beads: the
     // agent closed its bead): done again.
-    const shown = ctx.source.redo && !(await mergedSince(ctx.git, entry)) ? (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId) : undefined;
+    const shown = ctx.source.redo && !ctx.remote && !(await mergedSince(ctx.git, entry)) ? (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId) : undefined;
     if (shown) await ctx.source.redo!(shown);
     journal.end(entry.iteration);
     return shown ? `${label}: ${entry.taskId} showed done, but the run died before its work reached the branch: reopened, to be done again (what its worktree held is kept on a ralph-kept branch)` : undefined;

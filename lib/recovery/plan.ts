@@ -17,7 +17,7 @@ export interface RecoveryPlan {
 }
 
 /** Reads what a dead run left and says what a real run would do with it; changes nothing. */
-export async function planRecovery(root: string, git: Git, source: TaskSource): Promise<RecoveryPlan> {
+export async function planRecovery(root: string, git: Git, source: TaskSource, remote = false): Promise<RecoveryPlan> {
   const lines: string[] = [];
   const agents = recordedAgentsAlive(root);
   if (agents.length > 0) lines.push(`stop ${agents.length === 1 ? 'the agent' : `${agents.length} agents`} (process group ${agents.join(', ')}) a killed run left running`);
@@ -31,7 +31,7 @@ export async function planRecovery(root: string, git: Git, source: TaskSource): 
     const line = describeInFlight(entry, done.has(entry.taskId));
     if (line) lines.push(line);
     // A worker's task done where every worktree sees it, its work never merged: recoverRun() gives it to redo().
-    if (entry.worker !== undefined && source.redo && done.has(entry.taskId) && !(await mergedSince(git, entry))) {
+    if (entry.worker !== undefined && source.redo && !remote && done.has(entry.taskId) && !(await mergedSince(git, entry))) {
       redo.push(entry.taskId);
       lines.push(`iteration ${entry.iteration} (${entry.taskId}, worker ${entry.worker}): ${entry.taskId} shows done but its work never reached the branch: reopen it, to be done again`);
     }

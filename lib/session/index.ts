@@ -198,6 +198,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         commit: prepared.commitMode !== 'off' && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
         amendState: commitOn && config.parallel > 1 && !prepared.remote ? (guard) => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true }) : undefined,
         sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
+        remote: prepared.remote !== undefined,
       });
       journal = recovery.journal;
       const guard = recovery.guard;

@@ -147,3 +147,22 @@ describe('beads (bd 1.2): --dry-run after a dead run says what it would give bac
     expect(bdCalls(box).filter((argv) => ['update', 'close'].includes(argv[0]!))).toEqual([]);
   });
 });
+
+describe('beads (bd 0.50): one row each', () => {
+  // bd 0.50 claims only an unassigned bead, and never twice for one actor: a bead reopened after a crash
+  // must still be claimable by a worker of the restart.
+  it.each([
+    [1, 'agent_ended:1'],
+    [2, 'agent_ended:1'],
+  ])('--parallel %s, killed at %s, then the same command again', async (parallel, at) => {
+    sandbox = crashSandbox();
+    const { ids, args } = beadsCrashProject(sandbox, '0.50', parallel > 1);
+    const command = parallel > 1 ? [...args, '--parallel', String(parallel)] : args;
+    const crashed = await startNode(sandbox, command, { RALPH_TEST_CRASH_AT: at }).done;
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    const rerun = await startNode(sandbox, command).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).not.toMatch(/could not/);
+    expectBeadsSettled(sandbox, ids);
+  });
+});
