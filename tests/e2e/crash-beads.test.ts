@@ -166,3 +166,19 @@ describe('beads (bd 0.50): one row each', () => {
     expectBeadsSettled(sandbox, ids);
   });
 });
+
+describe('beads (bd 1.2), one worker, the agent commits its own work (the default commit mode)', () => {
+  // /sp:next may commit what it did: ralph then commits only what the agent leaves, and recovery must
+  // neither commit the work twice nor leave it out.
+  it.each(['agent_started:1', 'agent_ended:1', 'gates_run:1', 'state_written:1', 'agent_started:2'])('killed at %s, then the same command again', async (at) => {
+    sandbox = crashSandbox();
+    sandbox.env.CRASH_AGENT_COMMIT = '1';
+    const { ids, args } = beadsCrashProject(sandbox, '1.2', false);
+    const command = args.filter((arg) => arg !== '--commit');
+    const crashed = await startNode(sandbox, command, { RALPH_TEST_CRASH_AT: at }).done;
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    const rerun = await startNode(sandbox, command).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expectBeadsSettled(sandbox, ids, true);
+  });
+});

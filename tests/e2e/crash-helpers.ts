@@ -137,7 +137,7 @@ export function beadsCrashProject(box: Sandbox, version: FakeBdVersion, parallel
  * (never reopened after), and exactly one commit of ralph's names it (Ralph-Task) and holds its work; no bead
  * in_progress or held by a ralph worker; the tree clean; no journal, lock, worker branch or worktree left.
  */
-export function expectBeadsSettled(box: Sandbox, ids: readonly string[]): void {
+export function expectBeadsSettled(box: Sandbox, ids: readonly string[], agentCommits = false): void {
   expect(gitText(box, ['status', '--porcelain', '--untracked-files=all']), 'the tree is clean').toBe('');
   const beads = readBeads(box);
   const calls = bdCalls(box);
@@ -154,6 +154,13 @@ export function expectBeadsSettled(box: Sandbox, ids: readonly string[]): void {
       closed = argv[0] === 'close';
     }
     expect({ twice, last: changes.at(-1)?.[0] }, `${id} closed exactly once (bd calls: ${JSON.stringify(changes)})`).toEqual({ twice: 0, last: 'close' });
+    if (agentCommits) {
+      // The agent commits its work itself (CRASH_AGENT_COMMIT): one commit adds it, the agent's or ralph's.
+      const adding = gitText(box, ['log', '--format=%H', '--diff-filter=A', '--', `work/${id}.txt`]).split('\n').filter(Boolean);
+      expect(adding, `exactly one commit adds ${id}'s work`).toHaveLength(1);
+      expect(gitText(box, ['log', '-1', '--format=%B', adding[0]!]), `the commit adding ${id}'s work is ${id}'s`).toMatch(new RegExp(`^${id.replace('.', '\\.')}: done$|^Ralph-Task: ${id.replace('.', '\\.')}$`, 'm'));
+      continue;
+    }
     const own = commits.filter((commit) => commit.task === id);
     expect(own.map((commit) => commit.task), `exactly one commit of ralph's is ${id}'s`).toEqual([id]);
     expect(own[0]!.files, `${id}'s commit holds its work`).toContain(`work/${id}.txt`);

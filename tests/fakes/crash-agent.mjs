@@ -4,7 +4,8 @@
 // and sets `passes: true` in prd.json, as snarktank agents do. Spec Kit (the first T### of "This iteration's
 // work"): writes work/T002.txt and ticks its box in tasks.md. Beads (`/sp:next`, as the sp plugin does it):
 // the bead a worker's prompt names (`Work on bead ws-9w6.2 `), else the first one `bd ready` lists; claims
-// it, writes work/ws-9w6.2.txt and closes it with bd. Then the answer each prompt asks for.
+// it, writes work/ws-9w6.2.txt and closes it with bd (and, with CRASH_AGENT_COMMIT set, commits that file
+// itself). Then the answer each prompt asks for.
 // CRASH_AGENT_MS: time the work takes (after the files, before the answer), so random kills find it at work.
 // Logs each call ({ task, pid, cwd }) to CRASH_AGENT_LOG.
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
@@ -22,7 +23,9 @@ const issues = (text) => {
   return Array.isArray(data) ? data : (data.data ?? data.issues ?? []);
 };
 const bead = beads ? (/Work on bead (\S+) /.exec(prompt)?.[1] ?? issues(bd(['ready', '--limit', '0'])).find((issue) => issue.issue_type !== 'epic')?.id) : undefined;
-const task = prd ?? speckit ?? bead ?? 'unknown';
+const task = prd ?? speckit ?? bead;
+// A prompt cut short (ralph killed while writing it to stdin) names no task: nothing is done.
+if (task === undefined) process.exit(1);
 if (process.env.CRASH_AGENT_LOG) appendFileSync(process.env.CRASH_AGENT_LOG, `${JSON.stringify({ task, pid: process.pid, cwd: process.cwd() })}\n`);
 
 mkdirSync('work', { recursive: true });
@@ -43,6 +46,11 @@ if (bead) {
   // A worker's bead is claimed for it already (its actor's claim again changes nothing).
   if (!/Work on bead /.test(prompt)) bd(['update', bead, '--claim']);
   bd(['close', bead, '--reason', 'done by the crash agent']);
+  // CRASH_AGENT_COMMIT: commits its work itself, as the sp plugin's /sp:next may.
+  if (process.env.CRASH_AGENT_COMMIT) {
+    execFileSync('git', ['add', '--', path.join('work', `${bead}.txt`)], { stdio: 'ignore' });
+    execFileSync('git', ['commit', '-q', '-m', `${bead}: done`, '--', path.join('work', `${bead}.txt`)], { stdio: 'ignore' });
+  }
 }
 const ms = Number(process.env.CRASH_AGENT_MS ?? 0);
 if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
