@@ -67,7 +67,7 @@ export function deadSessionSummary(dead: DeadSession, settledBy: string, tasksRe
   return {
     status: 'interrupted',
     exitCode: DIED_EXIT_CODE,
-    message: `died without ending (killed, or its machine stopped) after its last event at ${dead.lastAt}; session ${settledBy} settled what it left`,
+    message: `died without ending (killed, its machine stopped, or a forced exit) after its last event at ${dead.lastAt}; session ${settledBy} settled what it left`,
     sessionId: status.sessionId,
     source: status.mode,
     agent: status.agent,

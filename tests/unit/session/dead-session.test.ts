@@ -30,7 +30,7 @@ describe('findDeadSession', () => {
     expect(dead?.lastAt).toBe('2026-11-27T10:00:07.000Z');
     const summary = deadSessionSummary(dead!, 'S3', 4);
     expect(summary).toMatchObject({ status: 'interrupted', exitCode: 137, sessionId: 'S2', source: 'beads', agent: 'claude', iterations: 2, tasksCompleted: 1, tasksRemaining: 4, costUsd: 0.75, durationMs: 7000, endedAt: '2026-11-27T10:00:07.000Z' });
-    expect(summary.message).toBe('died without ending (killed, or its machine stopped) after its last event at 2026-11-27T10:00:07.000Z; session S3 settled what it left');
+    expect(summary.message).toBe('died without ending (killed, its machine stopped, or a forced exit) after its last event at 2026-11-27T10:00:07.000Z; session S3 settled what it left');
   });
 
   it.each([
