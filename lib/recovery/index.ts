@@ -218,7 +218,7 @@ async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: 
     const shown = ctx.source.redo && !ctx.remote && !(await mergedSince(ctx.git, entry)) ? (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId) : undefined;
     if (shown) await ctx.source.redo!(shown);
     journal.end(entry.iteration);
-    return shown ? `${label}: ${entry.taskId} showed done, but the run died before its work reached the branch: reopened, to be done again (what its worktree held is kept on a ralph-kept branch)` : undefined;
+    return shown ? `${label}: ${entry.taskId} showed done, but the run died before its work reached the branch: reopened, to be done again (whatever its worktree held went to a ralph-kept branch, above)` : undefined;
   }
   if (!ctx.amendState) {
     journal.end(entry.iteration);
