@@ -131,7 +131,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
 
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
-    const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }] = await Promise.all([
+    const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }, { closeDeadSession }] = await Promise.all([
       import('../repo/lock.ts'),
       import('./loop.ts'),
       import('./worktrees.ts'),
@@ -139,6 +139,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       import('../iteration/usage-wait.ts'),
       import('../process/runner.ts'),
       import('../process/agent-pid.ts'),
+      import('./dead-session.ts'),
     ]);
     lock = await acquireLock({
       root,
@@ -197,10 +198,14 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         commit: prepared.commitMode !== 'off' && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
         amendState: commitOn && config.parallel > 1 && !prepared.remote ? (guard) => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true }) : undefined,
         sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
+        remote: prepared.remote !== undefined,
       });
       journal = recovery.journal;
       const guard = recovery.guard;
       for (const item of recovery.settled) warn(item.message);
+      // The session the dead run left without an end: ended now, its report written (not "running" forever).
+      const died = await closeDeadSession(root, sessionId, async () => (await source.snapshot()).remaining.length, (dead) => redactor.deep(dead), deps.now()).catch((error: unknown) => `could not record the end of the session a dead run left: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
+      if (died) warn(died);
       if (prepared.pr) {
         const title = redactor.text(source.title?.() ?? prepared.pr.branch);
         handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, stopRequested: () => control.stopRequested(), info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
