@@ -21,6 +21,8 @@ export type Turned =
 /** A passing task waiting to land, as its worker offers it; `R` is what its worker gets back. */
 export interface Candidate<R> {
   readonly task: string;
+  /** How long its own iteration's gates took: the longest a batch waits for others to join it. */
+  readonly gateMs?: number;
   /** At the start of each round of its batch: remembers what to go back to if the remote stays silent. */
   begin(): Promise<void>;
   /** Its work replayed onto `onto` in its worktree (a conflict, when the agent could not resolve it). */
@@ -54,21 +56,44 @@ export interface BatchStats {
   gateRuns: number;
 }
 
-/** Lands batches on `dock`: every candidate offered while another batch holds the lock lands with the next. */
+export interface BatchOptions<R> {
+  stats?: BatchStats;
+  /** Candidates that join the batch before its first gate run, waited for up to `waitMs`. */
+  more?: (waitMs: number) => Promise<Candidate<R>[]>;
+}
+
+/**
+ * Lands batches on `dock`: every candidate offered while another batch holds the lock lands with the next.
+ * A batch about to run the gates also waits for the workers whose agents have just ended (`expect`), for at
+ * most one gate run's time: gating them together costs one run where gating each alone costs one each.
+ */
 export class LandingQueue<R> {
   private waiting: Waiting<R>[] = [];
+  private readonly expected = new Set<string | number>();
+  private wake: (() => void)[] = [];
 
   constructor(private readonly dock: Dock) {}
 
-  offer(candidate: Candidate<R>): Promise<R> {
+  /** `who`'s agent ended: its task may be offered once its own gates ran. */
+  expect(who: string | number): void {
+    this.expected.add(who);
+  }
+
+  /** `who` offers nothing after all (its iteration failed, or it offered already). */
+  withdraw(who: string | number): void {
+    if (this.expected.delete(who)) for (const wake of this.wake.splice(0)) wake();
+  }
+
+  offer(candidate: Candidate<R>, who?: string | number): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({ candidate, resolve, reject });
+      if (who !== undefined) this.withdraw(who);
       void this.dock.lock.run(async () => {
         const batch = this.waiting.splice(0);
         if (batch.length === 0) return; // landed with an earlier batch
         let settled: Map<Candidate<R>, Settled<R>>;
         try {
-          settled = await landBatch(this.dock, batch.map((item) => item.candidate));
+          settled = await landBatch(this.dock, batch.map((item) => item.candidate), { more: (waitMs) => this.more(waitMs, batch) });
         } catch (error) {
           for (const item of batch) item.reject(error);
           return;
@@ -80,6 +105,20 @@ export class LandingQueue<R> {
         }
       });
     });
+  }
+
+  /** The candidates offered within `waitMs` by the workers expected (joined to `batch`); none when none is expected. */
+  private async more(waitMs: number, batch: Waiting<R>[]): Promise<Candidate<R>[]> {
+    const until = Date.now() + waitMs;
+    while (this.expected.size > 0 && Date.now() < until) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, until - Date.now());
+        this.wake.push(() => (clearTimeout(timer), resolve()));
+      });
+    }
+    const joined = this.waiting.splice(0);
+    batch.push(...joined);
+    return joined.map((item) => item.candidate);
   }
 }
 
@@ -95,21 +134,24 @@ export function landingQueue<R>(dock: Dock): LandingQueue<R> {
  * Lands `candidates` (under the merge lock) as batches; what each one's worker gets. `stats` counts the
  * gate runs. Called under the lock.
  */
-export async function landBatch<R>(dock: Dock, candidates: readonly Candidate<R>[], stats: BatchStats = { gateRuns: 0 }): Promise<Map<Candidate<R>, Settled<R>>> {
+export async function landBatch<R>(dock: Dock, candidates: readonly Candidate<R>[], o: BatchOptions<R> = {}): Promise<Map<Candidate<R>, Settled<R>>> {
   const out = new Map<Candidate<R>, Settled<R>>();
+  const all = [...candidates];
   try {
-    await rounds(dock, candidates, out, stats);
+    await rounds(dock, all, out, o);
   } catch (error) {
     if (!(error instanceof RemoteUnreachableError)) throw error;
     // The remote stayed silent: what landed before stays landed; the rest is kept, each its own way.
-    for (const candidate of candidates) if (!out.has(candidate)) out.set(candidate, { error: await candidate.abandon(error) });
+    for (const candidate of all) if (!out.has(candidate)) out.set(candidate, { error: await candidate.abandon(error) });
   }
   return out;
 }
 
-async function rounds<R>(dock: Dock, candidates: readonly Candidate<R>[], out: Map<Candidate<R>, Settled<R>>, stats: BatchStats): Promise<void> {
+async function rounds<R>(dock: Dock, all: Candidate<R>[], out: Map<Candidate<R>, Settled<R>>, o: BatchOptions<R>): Promise<void> {
+  const stats = o.stats ?? { gateRuns: 0 };
+  let waited = false;
   const turned: [Candidate<R>, Turned][] = [];
-  let pending = [...candidates];
+  let pending = [...all];
   let last = '';
   while (pending.length > 0) {
     for (const candidate of pending) await candidate.begin();
@@ -118,19 +160,30 @@ async function rounds<R>(dock: Dock, candidates: readonly Candidate<R>[], out: M
     last = target;
     const stack: ({ candidate: Candidate<R> } & Stacked)[] = [];
     let top = target;
-    for (const candidate of pending) {
-      const lost = dock.lost(candidate.task);
-      if (lost) {
-        turned.push([candidate, { lost }]);
-        continue;
+    const stackAll = async (candidates: readonly Candidate<R>[]): Promise<void> => {
+      for (const candidate of candidates) {
+        const lost = dock.lost(candidate.task);
+        if (lost) {
+          turned.push([candidate, { lost }]);
+          continue;
+        }
+        const stacked = await candidate.stack(top);
+        if ('conflict' in stacked) {
+          turned.push([candidate, { conflict: stacked.conflict }]);
+          continue;
+        }
+        stack.push({ candidate, changes: stacked.changes, onItsBase: stacked.onItsBase });
+        top = stacked.head;
       }
-      const stacked = await candidate.stack(top);
-      if ('conflict' in stacked) {
-        turned.push([candidate, { conflict: stacked.conflict }]);
-        continue;
-      }
-      stack.push({ candidate, changes: stacked.changes, onItsBase: stacked.onItsBase });
-      top = stacked.head;
+    };
+    await stackAll(pending);
+    if (o.more && !waited && needsGates(stack)) {
+      // Once per batch, before its first gate run: the tasks of workers finishing now are gated with it.
+      waited = true;
+      const joined = await o.more(Math.max(0, ...stack.map((item) => item.candidate.gateMs ?? 0)));
+      all.push(...joined);
+      for (const candidate of joined) await candidate.begin();
+      await stackAll(joined);
     }
     pending = [];
     const results = new Map<number, boolean>();

@@ -13,7 +13,7 @@ import { taskState, trailers } from '../landing/state.ts';
 import type { Dock } from '../landing/types.ts';
 import type { GateResult } from '../gates.ts';
 import { conflictReason, gatesConflict, mergedGatesReason } from '../landing/reasons.ts';
-import { resolveOnto, type Resolved, type Resolver } from '../landing/resolve.ts';
+import { resolveOnto, resolveSummary, type Resolved, type Resolver } from '../landing/resolve.ts';
 import { landingQueue, type Candidate } from '../landing/queue.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
 import { reached } from '../recovery/crash-points.ts';
@@ -29,10 +29,7 @@ export interface WorkerOptions {
   sessionId: string;
   /** What ralph's commits may hold (no secrets, no private keys); the worktree itself holds no user changes. */
   guard?: CommitGuard;
-  /**
-   * ralph's quality gates, when configured: run again on the merged result before the feature branch moves
-   * to it, unless the merge is a fast-forward of exactly what the iteration's own gates passed.
-   */
+  /** ralph's gates, when configured: run again on a batch's stack before the branch moves (lib/landing/queue.ts). */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** Lets the agent resolve a conflict on the new head (once per landing) before the task is redone. */
   resolve?: Resolver;
@@ -56,6 +53,7 @@ interface Early {
 export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   const { tree, worktrees, main, source, dock } = options;
   const lock = dock.lock;
+  const queue = landingQueue<Landed>(dock);
   const stateFiles = (): string[] => source.workers.stateFiles();
   let currentTask = `w${tree.worker}`;
 
@@ -162,15 +160,11 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       await backTo(original);
       return rebase(onto, own, agentCommitted);
     };
-    const said = (landed: Landed): Landed => {
-      const done = { ...landed, mergeMs: Date.now() - started };
-      if (!tried?.resolution) return done;
-      const { costUsd, inputTokens, outputTokens, durationMs } = tried.resolution;
-      return { ...done, resolve: { ok: 'head' in tried, ...('head' in tried ? { files: tried.files } : { why: tried.why }), costUsd, inputTokens, outputTokens, durationMs } };
-    };
+    const said = (landed: Landed): Landed => ({ ...landed, mergeMs: Date.now() - started, ...resolveSummary(tried) });
     const failed = async (reason: string, landed: Landed, gates?: GateResult[]): Promise<Landed> => (await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [], ...(gates ? { gates } : {}) }, info), said({ ...landed, reason }));
     return {
       task: task.id,
+      gateMs: (result.gates ?? []).reduce((sum, gate) => sum + gate.durationMs, 0),
       async begin() {
         original ??= await tree.git.head();
         before = dock.remote ? await main.head() : undefined;
@@ -239,10 +233,15 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     cwd: tree.dir,
     git: tree.git,
     env: () => source.workers.env(tree.dir),
-    snapshot: (purpose) => source.workers.snapshotAt(tree.dir, purpose),
+    snapshot(purpose) {
+      // Read once the agent ended: its task may soon be ready to land, and the batch before it may wait for it.
+      if (purpose === 'progress') queue.expect(tree.worker);
+      return source.workers.snapshotAt(tree.dir, purpose);
+    },
 
     async prepare(taskId: string) {
       currentTask = taskId;
+      queue.withdraw(tree.worker);
       const reset = async (): Promise<string | undefined> => {
         const base = lock.published ?? (await main.head());
         if (base) await worktrees.reset(tree, base, stateFiles());
@@ -256,6 +255,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 
     async land(landing: Landing): Promise<Landed> {
       const { task, info, result } = landing;
+      if (result.kind !== 'pass' || landing.unsafe) queue.withdraw(tree.worker);
       if (result.kind === 'pass' && landing.unsafe) {
         // Replaying the agent's commits would be ralph committing what they hold: kept (in this clone), not merged.
         const kept = await keep(info.iteration);
@@ -269,7 +269,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         if (own) reached('work_committed', { iteration: info.iteration, commit: own });
         const early = await rebaseEarly(own, agentCommitted);
         // Landed with whatever other workers have ready meanwhile, as one batch (lib/landing/queue.ts).
-        const landed = await landingQueue<Landed>(dock).offer(candidate(landing, own, agentCommitted, early));
+        const landed = await queue.offer(candidate(landing, own, agentCommitted, early), tree.worker);
         // The worktree follows the feature branch, so nothing it holds looks unmerged at the end (or to the
         // sweep after a kill -9). Its own worktree: done after the merge lock is released, so the next
         // worker's merge does not wait for it (a kill in between at worst keeps a copy on a branch).

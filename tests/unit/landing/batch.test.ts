@@ -144,7 +144,7 @@ function tasks(dock: DockDouble, specs: Record<string, Options>, log: string[] =
 
 async function land(dock: DockDouble, candidates: Candidate<string>[]): Promise<{ out: Record<string, string>; stats: BatchStats }> {
   const stats = { gateRuns: 0 };
-  const settled = await landBatch(dock as unknown as Dock, candidates, stats);
+  const settled = await landBatch(dock as unknown as Dock, candidates, { stats });
   const out: Record<string, string> = {};
   for (const [candidate, one] of settled) out[candidate.task] = 'value' in one ? one.value : `error: ${(one.error as Error).message}`;
   return { out, stats };
@@ -252,5 +252,38 @@ describe('LandingQueue', () => {
     expect(await Promise.all(landed)).toEqual(['A landed at base+A+B+C', 'B landed at base+A+B+C', 'C landed at base+A+B+C']);
     expect(log.filter((line) => line.startsWith('gate'))).toEqual(['gate base+A+B+C']);
     expect(landingQueue(dock as unknown as Dock)).toBe(queue);
+  });
+
+  it('a batch about to run the gates waits for a worker whose agent just ended, and gates both in one run', async () => {
+    const dock = dockDouble();
+    const log: string[] = [];
+    const queue = landingQueue<string>(dock as unknown as Dock);
+    const [a, b] = tasks(dock, { A: {}, B: {} }, log).map((candidate) => ({ ...candidate, gateMs: 5_000 }));
+    queue.expect('w2');
+    const first = queue.offer(a!, 'w1');
+    // B is offered while A's batch waits (well within A's own gate time): one gate run for both.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = queue.offer(b!, 'w2');
+    expect(await Promise.all([first, second])).toEqual(['A landed at base+A+B', 'B landed at base+A+B']);
+    expect(log.filter((line) => line.startsWith('gate'))).toEqual(['gate base+A+B']);
+  });
+
+  it('a worker expected that offers nothing holds a batch up for one gate run\'s time at most; one that withdraws, not at all', async () => {
+    const dock = dockDouble();
+    const queue = landingQueue<string>(dock as unknown as Dock);
+    const [a, b] = tasks(dock, { A: {}, B: {} }).map((candidate) => ({ ...candidate, gateMs: 150 }));
+    queue.expect('w2');
+    let started = Date.now();
+    expect(await queue.offer(a!, 'w1')).toBe('A landed at base+A');
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(140);
+    expect(waited).toBeLessThan(2_000);
+    queue.withdraw('w2');
+    queue.expect('w3');
+    started = Date.now();
+    const landed = queue.offer({ ...b!, gateMs: 60_000 }, 'w1');
+    queue.withdraw('w3');
+    expect(await landed).toBe('B landed at base+A+B');
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
