@@ -437,6 +437,36 @@ describe('--parallel N', () => {
     expectWorkersGone(sandbox);
   });
 
+  it('three good tasks ready at once: the two that find the branch moved land together after one gate run, each in its own commit with its state', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    // Half a second per run: the batch waits for a worker still at its own gates for at most that long.
+    writeFileSync(path.join(sandbox.repo, 'check.sh'), 'sleep 0.5\necho "$(basename "$PWD") $(ls story-*.txt 2>/dev/null | tr "\\n" " ")" >> "$GATE_LOG"\n');
+    commitAll(sandbox, 'the check');
+    prdProject(sandbox, prdStories(3));
+    const gateLog = path.join(sandbox.root, 'gate-runs.log');
+    sandbox.env.GATE_LOG = gateLog;
+    const marker = (name: string) => path.join(sandbox.root, `marker-${name}`);
+    const all = [marker('1'), marker('2'), marker('3')];
+    prdScenario(sandbox, [1, 2, 3].map((n) => ({ match: `**US-00${n}**`, steps: [{ write: { [`story-${n}.txt`]: `story ${n}\n` }, touch: marker(`${n}`), awaitFiles: all, lines: [report('completed')] }] })));
+    const result = await runRalph(sandbox, ['--parallel', '3', '--json', '--gate', 'sh check.sh', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', completedCount: 3 });
+    // Three own gate runs, none for the first landing (a fast-forward of what was gated), one for the other two.
+    const runs = readFileSync(gateLog, 'utf8').split('\n').filter(Boolean);
+    expect(runs, runs.join('\n')).toHaveLength(4);
+    expect(runs.at(-1), runs.join('\n')).toMatch(/story-1\.txt story-2\.txt story-3\.txt $/);
+    // One commit per story, each holding its work and marking only its own story done.
+    const list = commits(sandbox).filter((commit) => commit.trailers['Ralph-Task']);
+    expect(list.map((commit) => commit.trailers['Ralph-Task']).sort()).toEqual(['US-001', 'US-002', 'US-003']);
+    for (const sha of git(sandbox, ['rev-list', '--max-count=3', 'HEAD']).split('\n').filter(Boolean)) {
+      const id = git(sandbox, ['log', '-1', '--format=%(trailers:key=Ralph-Task,valueonly)', sha]).trim();
+      const files = git(sandbox, ['diff-tree', '--no-commit-id', '--name-only', '-r', sha]).split('\n').filter(Boolean);
+      expect(files, `${id}'s commit holds its work and its state`).toEqual(expect.arrayContaining([`story-${id.slice(-1)}.txt`, 'prd.json']));
+      expect(files.filter((file) => file.startsWith('story-')), `${id}'s commit holds no other story's work`).toEqual([`story-${id.slice(-1)}.txt`]);
+    }
+    expectWorkersGone(sandbox);
+  });
+
   it.skipIf(bwrap.skip)(bwrap.title('workers under --sandbox bwrap: each agent writes its own worktree (not the repository beside it), and the work merges back'), async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     // The fake agent's own bookkeeping must be in a folder the sandbox lets it write.
