@@ -7,6 +7,7 @@ import { FAKE_BD_VERSIONS } from '../fakes/bd-seed.ts';
 import { needsTool } from '../support/needs-tool.ts';
 import { answer, commitAll, prdHistory, prdProject, prdStories, report, specKitProject, TASKS_PATH } from './projects.ts';
 import { agentCalls, bdCalls, FAST, makeSandbox, readBeads, runRalph, seedBeads, type Sandbox } from './helpers.ts';
+import { expectSettled, startNode } from './crash-helpers.ts';
 
 let sandbox: Sandbox;
 const bwrap = needsTool('bwrap', { apt: 'bubblewrap' });
@@ -44,6 +45,23 @@ function prdScenario(box: Sandbox, byPrompt: Array<{ match: string; steps: unkno
   box.env.FAKE_AGENT_SCENARIO = file;
 }
 
+
+/**
+ * Three PRD stories whose agents finish at once, each writing work/<id>.txt, and a gate of half a second
+ * (a batch waits for a worker still at its own gates for at most that long) that logs each run; the log.
+ */
+function threeAtOnce(box: Sandbox): string {
+  writeFileSync(path.join(box.repo, 'check.sh'), 'sleep 0.5\necho "$(basename "$PWD") $(ls work 2>/dev/null | tr "\\n" " ")" >> "$GATE_LOG"\n');
+  commitAll(box, 'the check');
+  prdProject(box, prdStories(3));
+  const gateLog = path.join(box.root, 'gate-runs.log');
+  box.env.GATE_LOG = gateLog;
+  const marker = (name: string) => path.join(box.root, `marker-${name}`);
+  const all = [marker('1'), marker('2'), marker('3')];
+  const work = (n: number) => ({ [`work/US-00${n}.txt`]: `story ${n}\n` });
+  prdScenario(box, [1, 2, 3].map((n) => ({ match: `**US-00${n}**`, steps: [{ write: work(n), touch: marker(`${n}`), awaitFiles: all, lines: [report('completed')] }, { write: work(n), lines: [report('completed')] }] })));
+  return gateLog;
+}
 
 describe('--parallel N', () => {
   it('PRD: four stories on two workers, each done once and committed on a linear feature branch', async () => {
@@ -439,32 +457,39 @@ describe('--parallel N', () => {
 
   it('three good tasks ready at once: the two that find the branch moved land together after one gate run, each in its own commit with its state', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    // Half a second per run: the batch waits for a worker still at its own gates for at most that long.
-    writeFileSync(path.join(sandbox.repo, 'check.sh'), 'sleep 0.5\necho "$(basename "$PWD") $(ls story-*.txt 2>/dev/null | tr "\\n" " ")" >> "$GATE_LOG"\n');
-    commitAll(sandbox, 'the check');
-    prdProject(sandbox, prdStories(3));
-    const gateLog = path.join(sandbox.root, 'gate-runs.log');
-    sandbox.env.GATE_LOG = gateLog;
-    const marker = (name: string) => path.join(sandbox.root, `marker-${name}`);
-    const all = [marker('1'), marker('2'), marker('3')];
-    prdScenario(sandbox, [1, 2, 3].map((n) => ({ match: `**US-00${n}**`, steps: [{ write: { [`story-${n}.txt`]: `story ${n}\n` }, touch: marker(`${n}`), awaitFiles: all, lines: [report('completed')] }] })));
+    const gateLog = threeAtOnce(sandbox);
     const result = await runRalph(sandbox, ['--parallel', '3', '--json', '--gate', 'sh check.sh', ...FAST]);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', completedCount: 3 });
     // Three own gate runs, none for the first landing (a fast-forward of what was gated), one for the other two.
     const runs = readFileSync(gateLog, 'utf8').split('\n').filter(Boolean);
     expect(runs, runs.join('\n')).toHaveLength(4);
-    expect(runs.at(-1), runs.join('\n')).toMatch(/story-1\.txt story-2\.txt story-3\.txt $/);
+    expect(runs.at(-1), runs.join('\n')).toMatch(/US-001\.txt US-002\.txt US-003\.txt $/);
     // One commit per story, each holding its work and marking only its own story done.
     const list = commits(sandbox).filter((commit) => commit.trailers['Ralph-Task']);
     expect(list.map((commit) => commit.trailers['Ralph-Task']).sort()).toEqual(['US-001', 'US-002', 'US-003']);
     for (const sha of git(sandbox, ['rev-list', '--max-count=3', 'HEAD']).split('\n').filter(Boolean)) {
       const id = git(sandbox, ['log', '-1', '--format=%(trailers:key=Ralph-Task,valueonly)', sha]).trim();
       const files = git(sandbox, ['diff-tree', '--no-commit-id', '--name-only', '-r', sha]).split('\n').filter(Boolean);
-      expect(files, `${id}'s commit holds its work and its state`).toEqual(expect.arrayContaining([`story-${id.slice(-1)}.txt`, 'prd.json']));
-      expect(files.filter((file) => file.startsWith('story-')), `${id}'s commit holds no other story's work`).toEqual([`story-${id.slice(-1)}.txt`]);
+      expect(files, `${id}'s commit holds its work and its state`).toEqual(expect.arrayContaining([`work/${id}.txt`, 'prd.json']));
+      expect(files.filter((file) => file.startsWith('work/')), `${id}'s commit holds no other story's work`).toEqual([`work/${id}.txt`]);
     }
     expectWorkersGone(sandbox);
+  });
+
+  // Killed inside a batch of two (the first lander alone, then the other two together): between the batch's
+  // first task's commit and the second's fast-forward, and between that fast-forward and its state.
+  it.each([['state_written', 2], ['merged', 3]])('a batch killed at %s #%i: the same command again settles every task in the commit that holds its work', async (point, nth) => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    const gateLog = threeAtOnce(sandbox);
+    const command = ['--parallel', '3', '--gate', 'sh check.sh', ...FAST];
+    const crashed = await startNode(sandbox, command, { RALPH_TEST_CRASH_AT: `${point}:${nth}` }).done;
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    // It was a batch: one gate run on a stack of all three before the kill.
+    expect(readFileSync(gateLog, 'utf8'), 'the batch was gated').toMatch(/US-001\.txt US-002\.txt US-003\.txt \n/);
+    const rerun = await startNode(sandbox, command).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expectSettled(sandbox, 'prd', ['US-001', 'US-002', 'US-003']);
   });
 
   it.skipIf(bwrap.skip)(bwrap.title('workers under --sandbox bwrap: each agent writes its own worktree (not the repository beside it), and the work merges back'), async () => {
