@@ -15,7 +15,7 @@ import { mustWork, noAnswer, remoteGit, type RemoteGit } from './remote-git.ts';
 import { parsePushOutcome, type PushOutcome } from './push-outcome.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
-import { resumeLanding } from './unpushed.ts';
+import { released, resumeLanding, tasksLanded, unpushedCommits } from './unpushed.ts';
 import type { Claim, Dock, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
 
@@ -258,7 +258,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         // This clone's own commits on the branch go to the remote first: every host starts from them.
         const pushed = await pushBranch(mine);
         if (pushed.kind !== 'landed') throw new RalphError(`could not push this clone's ${target.branch} (${mine.slice(0, 12)}) to ${target.name}: ${pushed.why}`);
-        messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}`);
+        // Among them a landing a killed run committed and never pushed: the claims it left go with it.
+        const dropped = (await refs?.dropLeftBehind(tasksLanded(await unpushedCommits(main, head, mine), target.host))) ?? [];
+        messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}${released(dropped)}`);
         lock.published = mine;
         return messages;
       }
