@@ -111,9 +111,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     reach(`fetching ${target.name}/${target.branch}`, async () => {
       const args = ['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
       let result = await oneAtATime(() => git(args));
-      // A worker's worktree being added meanwhile has a placeholder HEAD for a moment, which fetch's
-      // connectivity check reads as a bad object; a git of the user's may hold a ref: a moment later both are gone.
-      for (let again = 0; again < 5 && /bad object .*worktrees\/|cannot lock ref/.test(result.stderr); again += 1) {
+      // A worker's worktree being added meanwhile has a placeholder HEAD (or no commondir yet) for a moment,
+      // which fetch's connectivity check trips on; a git of the user's may hold a ref: a moment later all are gone.
+      for (let again = 0; again < 5 && /bad object .*worktrees\/|worktrees\/[^/\s]+\/commondir|cannot lock ref/.test(result.stderr); again += 1) {
         await o.deps.sleep(50 * (again + 1), o.signal);
         result = await oneAtATime(() => git(args));
       }
