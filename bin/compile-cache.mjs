@@ -6,7 +6,7 @@
 // modules from there. Anything in the way (a read-only install, no esbuild, RALPH_COMPILE_CACHE=off) and
 // bin/ralph.mjs falls back to tsx as before. Nothing here reads the caller's folder.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -14,8 +14,14 @@ import path from 'node:path';
 const BESIDE = ['package.json', 'templates', path.join('lib', 'serve', 'assets')];
 /** Marks a finished tree: one without it was cut short and is never imported. */
 const DONE = '.complete';
-/** How old another tree must be before a build removes it. */
-const STALE_MS = 60_000;
+/** How long a tree stays after its last start, before a build of another one removes it. */
+const STALE_MS = 7 * 24 * 3600_000;
+
+/** When a start last used the tree at `dir` (its mark's time, renewed by each start), or when it was made. */
+function lastUsed(dir) {
+  const mark = statSync(path.join(dir, DONE), { throwIfNoEntry: false }) ?? statSync(dir, { throwIfNoEntry: false });
+  return mark ? mark.mtimeMs : 0;
+}
 
 /** ralph's own TypeScript files, relative to the package, in a stable order. */
 export function sourceFiles(root) {
@@ -70,11 +76,11 @@ function build(root, cacheDir, key, files, esbuild) {
     // Another start renamed its own tree there first: the same files, so either will do.
     rmSync(temporary, { recursive: true, force: true });
   }
-  // Older trees (sources since changed) and trees of starts killed half way go, once no start can still be
-  // loading them (a minute after they were made).
+  // Trees no start has used for a week go (sources since changed, a start killed half way): a run started
+  // from one still loads modules from it hours later (the workers', the report's), so never sooner.
   for (const name of readdirSync(cacheDir)) {
     const other = path.join(cacheDir, name);
-    if (name === key || name.startsWith(`${key}.`) || Date.now() - statSync(other).mtimeMs < STALE_MS) continue;
+    if (name === key || Date.now() - lastUsed(other) < STALE_MS) continue;
     rmSync(other, { recursive: true, force: true });
   }
 }
@@ -93,11 +99,16 @@ export function compiledEntry(root, env = process.env) {
     const files = sourceFiles(root);
     const key = cacheKey(root, files, esbuild.version);
     const entry = path.join(cacheDir, key, 'ralph.js');
-    if (!existsSync(path.join(cacheDir, key, DONE))) {
-      mkdirSync(cacheDir, { recursive: true });
-      build(root, cacheDir, key, files, esbuild);
+    const mark = path.join(cacheDir, key, DONE);
+    if (existsSync(mark)) {
+      // In use: the tree stays at least a week after this start (see build()).
+      const now = new Date();
+      utimesSync(mark, now, now);
+      return entry;
     }
-    return existsSync(path.join(cacheDir, key, DONE)) ? entry : undefined;
+    mkdirSync(cacheDir, { recursive: true });
+    build(root, cacheDir, key, files, esbuild);
+    return existsSync(mark) ? entry : undefined;
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 // bin/compile-cache.mjs: ralph's modules compiled once and started from node_modules/.cache/ralph/<key>/.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,10 +69,14 @@ describe('starting from the cache', () => {
     const tree = path.join(cache, trees[0]!);
     expect(existsSync(path.join(tree, 'ralph.js'))).toBe(true);
     expect(existsSync(path.join(tree, 'lib', 'session', 'index.js'))).toBe(true);
-    const built = statSync(path.join(tree, '.complete')).mtimeMs;
+    const built = statSync(path.join(tree, 'ralph.js')).mtimeMs;
+    // A tree used a while ago (its mark a day old): the next start takes it and renews the mark.
+    const dayAgo = new Date(Date.now() - 24 * 3600_000);
+    utimesSync(path.join(tree, '.complete'), dayAgo, dayAgo);
     const second = start({ RALPH_COMPILE_CACHE: cache });
     expect(second.stdout).toBe(first.stdout);
-    expect(statSync(path.join(tree, '.complete')).mtimeMs, 'not built again').toBe(built);
+    expect(statSync(path.join(tree, 'ralph.js')).mtimeMs, 'not built again').toBe(built);
+    expect(statSync(path.join(tree, '.complete')).mtimeMs, 'the mark renewed').toBeGreaterThan(dayAgo.getTime() + 3600_000);
     const viaTsx = start({ RALPH_COMPILE_CACHE: 'off' });
     expect(viaTsx.stdout).toBe(first.stdout);
     // What the compiled modules read beside them: the version (package.json), a template.
@@ -85,6 +89,25 @@ describe('starting from the cache', () => {
     expect(fallback.status, fallback.stderr).toBe(0);
     expect(fallback.stdout).toBe(first.stdout);
     expect(fallback.stderr).toBe('');
+  });
+
+  it('a build removes the trees no start used for a week, and keeps one a run may still be loading from', () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'ralph-cache-'));
+    const cache = path.join(dir, 'cache');
+    const tree = (name: string, daysAgo: number): string => {
+      const at = path.join(cache, name);
+      mkdirSync(at, { recursive: true });
+      writeFileSync(path.join(at, '.complete'), '');
+      const when = new Date(Date.now() - daysAgo * 24 * 3600_000);
+      utimesSync(path.join(at, '.complete'), when, when);
+      return at;
+    };
+    const old = tree('0123456789abcdef01234567', 8);
+    const recent = tree('76543210fedcba9876543210', 6);
+    expect(start({ RALPH_COMPILE_CACHE: cache }).status).toBe(0);
+    expect(existsSync(old), 'unused for 8 days').toBe(false);
+    expect(existsSync(recent), 'used 6 days ago: a long run may still load from it').toBe(true);
+    expect(readdirSync(cache)).toHaveLength(2);
   });
 
   it('a tree cut short (no .complete) is never started from: it is built again', () => {
