@@ -102,8 +102,12 @@ export function compiledEntry(root, env = process.env) {
     const mark = path.join(cacheDir, key, DONE);
     if (existsSync(mark)) {
       // In use: the tree stays at least a week after this start (see build()).
-      const now = new Date();
-      utimesSync(mark, now, now);
+      try {
+        const now = new Date();
+        utimesSync(mark, now, now);
+      } catch {
+        // a tree someone else's install made, read-only here: used as it is
+      }
       return entry;
     }
     mkdirSync(cacheDir, { recursive: true });
