@@ -122,7 +122,7 @@ export async function startSshServer(dir: string, base: string): Promise<SshServ
   return {
     port,
     url: (name) => `ssh://${user}@127.0.0.1${path.join(base, name)}`,
-    env: { GIT_SSH_COMMAND: `ssh -i ${path.join(dir, 'user_key')} -p ${port} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes` },
+    env: { GIT_SSH_COMMAND: `ssh -i ${path.join(dir, 'user_key')} -p ${port} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes` },
     start,
     async stop() {
       const running = child;
