@@ -6,7 +6,7 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { FAKE_BD, FAKE_BD_VERSIONS, fakeBdEnv, readBeads, seedBeads, type FakeBdVersion } from '../fakes/bd-seed.ts';
+import { FAKE_BD, fakeBdClient, serverEnv, FAKE_BD_VERSIONS, fakeBdEnv, readBeads, seedBeads, type FakeBdVersion } from '../fakes/bd-seed.ts';
 import { tempDir } from '../support/temp.ts';
 
 let dir: string;
@@ -14,7 +14,7 @@ const T0 = '2026-11-27T20:00:00.000Z';
 const at = (minutes: number) => new Date(Date.parse(T0) + minutes * 60_000).toISOString();
 
 function bd(version: FakeBdVersion, args: string[], env: Record<string, string | undefined> = {}, cwd = dir) {
-  const r = spawnSync(FAKE_BD, args, { cwd, env: fakeBdEnv({ FAKE_BD_VERSION: version, FAKE_BD_NOW: T0, ...env }), encoding: 'utf8' });
+  const r = spawnSync(fakeBdClient(), args, { cwd, env: fakeBdEnv({ ...serverEnv(), FAKE_BD_VERSION: version, FAKE_BD_NOW: T0, ...env }), encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
 }
 const issue = (id: string) => readBeads(dir).issues.find((item) => item.id === id) as unknown as Record<string, unknown>;

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FAKE_BD, FAKE_BD_VERSIONS, fakeBdEnv, readBdLog, readBeads, seedBeads, type FakeBdVersion, type SeedDb, type SeedIssue } from '../fakes/bd-seed.ts';
+import { FAKE_BD, fakeBdClient, serverEnv, FAKE_BD_VERSIONS, fakeBdEnv, readBdLog, readBeads, seedBeads, type FakeBdVersion, type SeedDb, type SeedIssue } from '../fakes/bd-seed.ts';
 
 interface Run {
   status: number | null;
@@ -16,7 +16,7 @@ let dir: string;
 
 function bd(args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; version?: FakeBdVersion } = {}): Run {
   const env = { FAKE_BD_VERSION: opts.version, ...opts.env };
-  const r = spawnSync(FAKE_BD, args, { cwd: opts.cwd ?? dir, env: fakeBdEnv(env), encoding: 'utf8' });
+  const r = spawnSync(fakeBdClient(), args, { cwd: opts.cwd ?? dir, env: fakeBdEnv({ ...serverEnv(), ...env }), encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: () => JSON.parse(r.stdout) };
 }
 
