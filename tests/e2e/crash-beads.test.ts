@@ -7,27 +7,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bdCalls, pidAlive, readBeads, seedBeads, standardEpic, waitFor, type Sandbox } from './helpers.ts';
-import { beadsCrashProject, crashAgentTasks, crashSandbox, expectBeadsSettled, expectSessionsEnded, startNode } from './crash-helpers.ts';
+import { beadsCrashProject, crashAgentTasks, crashSandbox, expectBeadsSettled, expectSessionsEnded, ONE_WORKER, startNode } from './crash-helpers.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
 
-/** The points one worker passes through (as for PRD and Spec Kit, tests/e2e/crash-points.test.ts). */
-const ONE_WORKER: Array<[CrashPoint, number | string]> = [
-  ['task_claimed', 1],
-  ['agent_started', 1],
-  ['agent_ended', 1],
-  ['gates_run', 1],
-  ['state_written', 1],
-  ['work_committed', 1],
-  // Killed once the step is done but before the journal learns it: the journal a step behind.
-  ['state_written', '1:early'],
-  ['work_committed', '1:early'],
-  ['agent_started', 2],
-  ['state_written', 2],
-  ['status_written', 1],
-];
 
 /** Two workers: each agent works in a worktree, ralph commits there, merges, then records the bead. */
 const PARALLEL: Array<[CrashPoint, number | string]> = [

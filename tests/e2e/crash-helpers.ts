@@ -6,6 +6,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { bdCalls, FAKES, FAST, makeSandbox, PROJECT, readBeads, seedBeads, standardEpic, type RalphResult, type Sandbox } from './helpers.ts';
 import type { FakeBdVersion } from '../fakes/bd-seed.ts';
+import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 import { FEATURE, prdHistory, prdProject, prdStories, specKitProject } from './projects.ts';
 
 export const BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
@@ -193,3 +194,19 @@ export function expectSessionsEnded(box: Sandbox): string[] {
   expect(status, 'status.json: the last run finished').toMatchObject({ state: 'finished', exitCode: 0 });
   return died;
 }
+
+/** The points one worker in the repository passes through (merged, claimed, pushed, released: several workers or hosts). */
+export const ONE_WORKER: Array<[CrashPoint, number | string]> = [
+  ['task_claimed', 1],
+  ['agent_started', 1],
+  ['agent_ended', 1],
+  ['gates_run', 1],
+  ['state_written', 1],
+  ['work_committed', 1],
+  // Killed once the step is done but before the journal learns it: the journal a step behind.
+  ['state_written', '1:early'],
+  ['work_committed', '1:early'],
+  ['agent_started', 2],
+  ['state_written', 2],
+  ['status_written', 1],
+];

@@ -4,7 +4,7 @@
 // exit 0, and nobody asked for anything.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from './helpers.ts';
-import { crashProject, crashSandbox, expectSettled, startNode, type Kind } from './crash-helpers.ts';
+import { crashProject, crashSandbox, expectSettled, ONE_WORKER, startNode, type Kind } from './crash-helpers.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
 let sandbox: Sandbox | undefined;
@@ -12,22 +12,6 @@ afterEach(() => sandbox?.cleanup());
 
 // Two tasks each: a kill in the first leaves one to go on with, and the second task's points (#2) are the
 // last iteration's. A third task only costs the suite another iteration per start (88 starts in all).
-
-/** The points one worker in the repository passes through (merged, claimed, pushed, released: several workers or hosts). */
-export const ONE_WORKER: Array<[CrashPoint, number | string]> = [
-  ['task_claimed', 1],
-  ['agent_started', 1],
-  ['agent_ended', 1],
-  ['gates_run', 1],
-  ['state_written', 1],
-  ['work_committed', 1],
-  // Killed once the step is done but before the journal learns it: the journal a step behind.
-  ['state_written', '1:early'],
-  ['work_committed', '1:early'],
-  ['agent_started', 2],
-  ['state_written', 2],
-  ['status_written', 1],
-];
 
 describe.each<Kind>(['prd', 'speckit'])('%s, one worker: a kill at each durable step, then the same command again', (kind) => {
   it.each(ONE_WORKER)('killed at %s (#%s)', async (point, nth) => {
@@ -43,7 +27,7 @@ describe.each<Kind>(['prd', 'speckit'])('%s, one worker: a kill at each durable 
 });
 
 /** Several workers: the agent works in a worktree, ralph commits there, merges, then records the task. */
-export const PARALLEL: Array<[CrashPoint, number | string]> = [
+const PARALLEL: Array<[CrashPoint, number | string]> = [
   ['task_claimed', 2],
   ['agent_started', 1],
   ['agent_ended', 1],
