@@ -28,9 +28,10 @@ import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
 import { takeLeftWork } from './left-work.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
-import { AgentRoster, agentTotals } from '../iteration/agent-roster.ts';
+import { AgentRoster } from '../iteration/agent-roster.ts';
+import { summarizer } from './summary.ts';
 import type { Handover } from '../pr/index.ts';
-import { questionsAtStart, questionSummaries } from '../questions/index.ts';
+import { questionsAtStart } from '../questions/index.ts';
 
 /** One session: prepare, lock, recover, loop, report, on-exit hook; returns the exit code. Never exits itself. */
 export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSignal: AbortSignal): Promise<number> {
@@ -75,38 +76,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   let roster: AgentRoster | undefined;
   const sessionId = newSessionId(startedAt);
 
-  // The questions of the run's tasks still open as it ends (waiting, or answered and not yet worked on).
-  const questionsField = (): Partial<RunSummary> => {
-    const questions = prepared ? questionSummaries(prepared.root, prepared.source) : [];
-    return questions.length > 0 ? { questions } : {};
-  };
-  const summarize = (status: RunSummary['status'], exitCode: number, message: string, partial?: Partial<RunSummary>): RunSummary => {
-    const endedAt = deps.now();
-    return {
-      status,
-      exitCode,
-      message,
-      sessionId,
-      source: prepared?.source.name ?? 'unknown',
-      agent: prepared?.agent.name ?? 'unknown',
-      iterations: records.length,
-      tasksCompleted: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
-      tasksRemaining: 0,
-      tasksSkipped: 0,
-      skippedTaskIds: [],
-      startedAt: new Date(startedAt).toISOString(),
-      endedAt: new Date(endedAt).toISOString(),
-      durationMs: endedAt - startedAt,
-      costUsd: records.reduce((sum, item) => sum + item.costUsd, 0),
-      records,
-      ...(roster ? { agents: agentTotals(records, roster) } : {}),
-      ...partial,
-      ...questionsField(),
-      success: exitCode === 0,
-      completedCount: records.reduce((sum, item) => sum + item.tasksDone.length, 0),
-      failedCount: records.filter((item) => item.outcome === 'fail').length,
-    };
-  };
+  const summarize = summarizer({ sessionId, startedAt, now: () => deps.now(), records, prepared: () => prepared, roster: () => roster });
 
   let summary: RunSummary;
   let finished = false;
