@@ -29,7 +29,7 @@ import { newSessionId } from './id.ts';
 import { takeLeftWork } from './left-work.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 import { AgentRoster } from '../iteration/agent-roster.ts';
-import { summarizer } from './summary.ts';
+import { summarizeLeft, summarizer } from './summary.ts';
 import type { Handover } from '../pr/index.ts';
 import { questionsAtStart } from '../questions/index.ts';
 
@@ -252,10 +252,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     }
   } catch (error) {
     if (error instanceof InterruptedError) {
-      const left = await prepared?.source.snapshot().catch(() => undefined);
-      const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
       const message = error instanceof StopRequestedError ? error.message : `${error instanceof OutputClosedError ? error.message : `interrupted by ${error.signal}`}; the agent was stopped`;
-      summary = summarize('interrupted', error.exitCode, message, { tasksRemaining: left?.remaining.length ?? 0, tasksSkipped: skippedTaskIds.length, skippedTaskIds });
+      summary = await summarizeLeft(summarize, prepared, 'interrupted', error.exitCode, message);
     } else {
       // Every failure ends here: one line (a file-system error names its path), never a stack trace.
       const failure = error instanceof RalphError ? error : (fileSystemError(error) ?? unexpectedError(error, prepared?.root ?? deps.cwd, sessionId));
@@ -264,10 +262,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       else sayEarly();
       view.clear?.();
       printError(deps, failure);
-      // What is left comes from the source on this path too (a run that could not start has all of it left).
-      const left = prepared ? await prepared.source.snapshot().catch(() => undefined) : undefined;
-      const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
-      summary = summarize('failed', failure.exitCode, failure.message.split('\n')[0] ?? 'failed', left ? { tasksRemaining: left.remaining.length, tasksSkipped: skippedTaskIds.length, skippedTaskIds } : {});
+      summary = await summarizeLeft(summarize, prepared, 'failed', failure.exitCode, failure.message.split('\n')[0] ?? 'failed');
       if (failure instanceof PrerequisiteError) {
         summary.message = `${failure.problems.length} prerequisite(s) failed: ${failure.problems.join('; ')}`;
         summary.problems = failure.problems;

@@ -56,3 +56,13 @@ export function summarizer(ctx: SummaryContext): Summarize {
     };
   };
 }
+
+/**
+ * The summary of a run whose loop did not end it (interrupted, failed): what is left comes from the source,
+ * all of it when the run could not start.
+ */
+export async function summarizeLeft(summarize: Summarize, prepared: Prepared | undefined, status: RunSummary['status'], exitCode: number, message: string): Promise<RunSummary> {
+  const left = prepared ? await prepared.source.snapshot().catch(() => undefined) : undefined;
+  const skippedTaskIds = left?.skipped?.map((task) => task.id) ?? [];
+  return summarize(status, exitCode, message, left ? { tasksRemaining: left.remaining.length, tasksSkipped: skippedTaskIds.length, skippedTaskIds } : {});
+}
