@@ -22,6 +22,7 @@ import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { recoverRun } from '../recovery/index.ts';
+import { amendLanding } from '../landing/amend.ts';
 import { reached } from '../recovery/crash-points.ts';
 import type { Journal } from '../recovery/journal.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
@@ -195,7 +196,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         gates: runGatesIn,
         // Work a dead run's agent left is adopted with ralph's commit in every mode but --no-commit (as a live run commits what an agent leaves).
         commit: prepared.commitMode !== 'off' && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
-        amendState: commitOn && config.parallel > 1 && !prepared.remote ? (guard) => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true }) : undefined,
+        // --remote: a landing merged here but killed before its push is recorded into its commit all the same
+        // (the join pushes or replays it with its state); a commit the remote has is never amended.
+        amendState: commitOn && (config.parallel > 1 || prepared.remote) ? (guard) => amendLanding(git, guard, source.workers.stateFiles(), prepared!.remote) : undefined,
         sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
       });
       journal = recovery.journal;
