@@ -10,6 +10,7 @@ import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, Prere
 import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../repo/exclude.ts';
+import { changedNow } from '../repo/git.ts';
 import { CommitGuard, startNotes } from '../repo/commit-set.ts';
 import { isRalphFile } from '../repo/paths.ts';
 import { inspectLock, type HeldLock } from '../repo/lock.ts';
@@ -69,6 +70,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   let lock: HeldLock | undefined;
   /** What the run has under way, for the next start after a crash (lib/recovery/journal.ts). */
   let journal: Journal | undefined;
+  /** What a forced exit writes of the journal (once recovery made it). */
+  let forcedEnd: (() => void) | undefined;
   let prepared: Prepared | undefined;
   /** --pr: pushes as work lands, and the pull request at the end. */
   let handover: Handover | undefined;
@@ -158,6 +161,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
+      forcedEnd?.();
       held.releaseSync();
     });
     // `ralph stop` and `ralph pause` from another terminal, addressed to this lock.
@@ -202,8 +206,15 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
       });
       journal = recovery.journal;
+      // A forced exit ends the journal at once, with the work in the tree then: the next start puts the task
+      // back as after a clean end, and what the user changes meanwhile stays theirs.
+      const forcedJournal = journal;
+      forcedEnd = () => forcedJournal.closeNow(() => changedNow(root).filter((file) => !isRalphFile(file) && !(file in forcedJournal.userPaths)));
       const guard = recovery.guard;
-      for (const item of recovery.settled) warn(item.message);
+      for (const item of recovery.settled) {
+        if (item.quiet) bus.emit({ type: 'info', message: item.message });
+        else warn(item.message);
+      }
       if (prepared.pr) {
         const title = redactor.text(source.title?.() ?? prepared.pr.branch);
         handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, stopRequested: () => control.stopRequested(), info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
@@ -331,6 +342,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   // Nothing under way any more (else the next start settles it): the journal goes, the status is final.
   // (Its work left uncommitted then is recorded: what changes after this is the user's.)
   const guardPaths = journal?.userPaths;
+  forcedEnd = undefined;
   await journal?.close(async () => (await prepared!.git.state()).changed.filter((file) => !isRalphFile(file) && !(guardPaths && file in guardPaths)));
   bus.emit({ type: 'session_end', summary });
   await bus.close();
