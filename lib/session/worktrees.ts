@@ -211,7 +211,7 @@ export class Worktrees {
     await this.main.attempt(['worktree', 'prune']);
     const branches = (await this.main.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${WORKER_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean);
     for (const branch of branches) {
-      const merged = await this.main.contains('HEAD', branch);
+      const merged = (await this.main.contains('HEAD', branch)) || (await holdsChanges(this.main, 'HEAD', branch, stateFiles));
       if (!merged) {
         const kept = `${KEPT_BRANCH_PREFIX}${safeName(session)}/${safeName(branch.slice(WORKER_BRANCH_PREFIX.length))}-leftover`;
         await this.main.attempt(['branch', '-f', kept, branch]);
