@@ -156,11 +156,11 @@ export class Journal {
   /**
    * A forced exit (a second Ctrl+C: lib/process/cleanup.ts), its agents just killed: the end written at
    * once, synchronously, as close() writes it, with the work uncommitted now (`changed`, from a synchronous
-   * git status), so the next start tells the run's work from what the user changes afterwards.
+   * git status), so the next start tells the run's work from what the user changes afterwards. Kept even
+   * with nothing under way: an iteration just put back may have left work the clean end had yet to name.
    */
   closeNow(changed: () => string[]): void {
     this.stopListening();
-    if (this.data.inflight.length === 0) return void rmSync(path.join(this.root, JOURNAL_FILE), { force: true });
     const left: Record<string, string | null> = {};
     for (const file of changed()) left[file] = hashPath(this.root, file);
     this.data.ended = { at: new Date().toISOString(), work: left, forced: true };
