@@ -178,7 +178,7 @@ export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKe
   for (const host of hosts.hosts) {
     expect(gitIn(host.repo, ['status', '--porcelain', '--untracked-files=all']), `${host.repo} is clean`).toBe('');
     expect(gitIn(host.repo, ['rev-parse', 'HEAD']).trim(), `${host.repo} at the remote's head`).toBe(head);
-    expect(gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
+    expect(gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), `no worker branch left in ${host.repo}`).toBe('');
     const kept = gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean);
     // A worktree a kill found with an agent at work: its unjudged work kept by the sweep, the task run again.
     expect(kept.filter((branch) => !(sweptKept && /^ralph-kept\/[^/]+\/w\d+-leftover-ix$/.test(branch))), 'no kept branch needed').toEqual([]);
