@@ -180,8 +180,9 @@ export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKe
     expect(gitIn(host.repo, ['rev-parse', 'HEAD']).trim(), `${host.repo} at the remote's head`).toBe(head);
     expect(gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), `no worker branch left in ${host.repo}`).toBe('');
     const kept = gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean);
-    // A worktree a kill found with an agent at work: its unjudged work kept by the sweep, the task run again.
-    expect(kept.filter((branch) => !(sweptKept && /^ralph-kept\/[^/]+\/w\d+-leftover-ix$/.test(branch))), 'no kept branch needed').toEqual([]);
+    // A worktree (or its branch, when a kill cut the sweep short) a kill found with an agent at work: its
+    // unjudged work kept by the sweep, the task run again.
+    expect(kept.filter((branch) => !(sweptKept && /^ralph-kept\/[^/]+\/w\d+-leftover(-ix)?$/.test(branch))), 'no kept branch needed').toEqual([]);
     expect(gitIn(host.repo, ['ls-files', '--others', '--ignored', '--exclude-standard', '.ralph/journal.json', '.ralph.lock']).trim(), 'no journal, no lock left').toBe('');
   }
 }
