@@ -13,7 +13,7 @@ export type PushOutcome =
   /** The branch moved on the server (another host landed first): fetch, replay on its head, push again. */
   | { kind: 'moved'; why: string }
   /** The claim is not what this run last wrote there (taken over, or created by another host first). */
-  | { kind: 'lost'; why: string }
+  | { kind: 'lost'; why: string; ref?: string }
   /** No result for the push's refs, and git could not reach the remote: wait and try again. */
   | { kind: 'unreachable'; why: string }
   /** The server answered no for another reason (a hook, a protected branch, …): said as git said it. */
@@ -23,6 +23,8 @@ export type PushOutcome =
 export interface PushRefs {
   branch?: string;
   claim?: string;
+  /** Several claims released by one push (a batch's landing). */
+  claims?: readonly string[];
 }
 
 // Another push changed the ref first: the client's check ("fetch first", "non-fast-forward", a lease's
@@ -33,8 +35,10 @@ const RACED = /non-fast-forward|fetch first|stale info|atomic transaction failed
 export function parsePushOutcome(result: ExecResult, refs: PushRefs): PushOutcome {
   const lines = pushLines(result.stdout);
   const branch = refs.branch ? lines.find((line) => line.to === refs.branch) : undefined;
-  const claim = refs.claim ? lines.find((line) => line.to === refs.claim) : undefined;
-  const ours = [branch, claim].filter((line): line is PushLine => line !== undefined);
+  const claimLines = [...(refs.claim ? [refs.claim] : []), ...(refs.claims ?? [])].map((ref) => lines.find((line) => line.to === ref)).filter((line): line is PushLine => line !== undefined);
+  // The claim that decides: one refused for its lease when there is one.
+  const claim = claimLines.find((line) => line.flag === '!' && /stale info/.test(line.summary)) ?? claimLines.find((line) => line.flag === '!') ?? claimLines[0];
+  const ours = [branch, ...claimLines].filter((line): line is PushLine => line !== undefined);
   if (ours.length === 0) {
     const silent = noAnswer(result);
     if (silent) return { kind: 'unreachable', why: silent };
@@ -44,9 +48,9 @@ export function parsePushOutcome(result: ExecResult, refs: PushRefs): PushOutcom
   // The branch's own line decides a landing: an --atomic push takes every ref or none.
   if (refs.branch ? ok(branch) : ok(claim)) return { kind: 'landed' };
   // The lease is checked before anything is sent: "stale info" on the claim is final, wherever the branch is.
-  if (claim && !ok(claim) && /stale info/.test(claim.summary)) return { kind: 'lost', why: claim.summary };
+  if (claim && !ok(claim) && /stale info/.test(claim.summary)) return { kind: 'lost', why: claim.summary, ref: claim.to };
   if (branch && !ok(branch) && RACED.test(branch.summary)) return { kind: 'moved', why: branch.summary };
-  if (!refs.branch && claim && RACED.test(claim.summary)) return { kind: 'lost', why: claim.summary };
+  if (!refs.branch && claim && RACED.test(claim.summary)) return { kind: 'lost', why: claim.summary, ref: claim.to };
   const refused = ours.find((line) => !ok(line) && !/\(atomic push failed\)/.test(line.summary)) ?? ours.find((line) => !ok(line))!;
   return { kind: 'refused', why: refused.summary };
 }

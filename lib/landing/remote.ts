@@ -15,7 +15,7 @@ import { mustWork, noAnswer, remoteGit, type RemoteGit } from './remote-git.ts';
 import { parsePushOutcome, type PushOutcome } from './push-outcome.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
-import { resumeLanding } from './unpushed.ts';
+import { released, resumeLanding, tasksLanded, unpushedCommits } from './unpushed.ts';
 import type { Claim, Dock, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
 
@@ -111,9 +111,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     reach(`fetching ${target.name}/${target.branch}`, async () => {
       const args = ['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
       let result = await oneAtATime(() => git(args));
-      // A worker's worktree being added meanwhile has a placeholder HEAD for a moment, which fetch's
-      // connectivity check reads as a bad object; a git of the user's may hold a ref: a moment later both are gone.
-      for (let again = 0; again < 5 && /bad object .*worktrees\/|cannot lock ref/.test(result.stderr); again += 1) {
+      // A worker's worktree being added meanwhile has a placeholder HEAD (or no commondir yet) for a moment,
+      // which fetch's connectivity check trips on; a git of the user's may hold a ref: a moment later all are gone.
+      for (let again = 0; again < 5 && /bad object .*worktrees\/|worktrees\/[^/\s]+\/commondir|cannot lock ref/.test(result.stderr); again += 1) {
         await o.deps.sleep(50 * (again + 1), o.signal);
         result = await oneAtATime(() => git(args));
       }
@@ -154,48 +154,55 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       return head;
     },
 
-    async publish(taskId) {
+    async publish(tasks) {
+      const taskIds = typeof tasks === 'string' ? [tasks] : [...tasks];
       const head = await main.head();
       if (!head) throw new RalphError('nothing to publish: the main worktree has no commit');
       const branchRef = `refs/heads/${target.branch}`;
       // One push at a time with the claims' pushes (a renewal must not move the claim under the push that
       // releases it); the waits between pushes outside that queue, so the tasks still at work keep their claims.
       const attempt = async (): Promise<PushOutcome> => {
-        const lost = refs?.lostReason(taskId);
-        if (lost) return { kind: 'lost', why: lost };
-        const release = refs?.releaseArgs(taskId) ?? [];
-        const refsPushed = { branch: branchRef, ...(release.length > 0 ? { claim: refs!.refOf(taskId) } : {}) };
+        for (const taskId of taskIds) {
+          const lost = refs?.lostReason(taskId);
+          if (lost) return { kind: 'lost', why: lost, ref: refs!.refOf(taskId) };
+        }
+        // A batch is one push: the branch, and the release of every claim of its tasks.
+        const release = taskIds.flatMap((taskId) => refs?.releaseArgs(taskId) ?? []);
+        const claims = refs ? taskIds.filter((taskId) => refs.releaseArgs(taskId).length > 0).map((taskId) => refs.refOf(taskId)) : [];
         // What the server did is read from its answer per ref (push-outcome.ts), never from stderr's words.
-        return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', '--atomic', target.name, `${head}:${branchRef}`, ...release])), refsPushed);
+        return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', '--atomic', target.name, `${head}:${branchRef}`, ...release])), { branch: branchRef, claims });
       };
-      const outcome = await reach(`landing ${taskId}`, async () => {
+      const outcome = await reach(`landing ${taskIds.join(', ')}`, async () => {
         const result = refs ? await refs.serial(attempt) : await attempt();
         // Work this host cannot publish holds no claim meanwhile: renewed, it would keep the task from every
         // other host for as long as the remote is out of reach from here.
-        if (result.kind === 'unreachable') refs?.pause(taskId);
-        else refs?.resume(taskId);
+        for (const taskId of taskIds) {
+          if (result.kind === 'unreachable') refs?.pause(taskId);
+          else refs?.resume(taskId);
+        }
         return result.kind === 'unreachable' ? { noAnswer: result.why } : { value: result };
       });
       switch (outcome.kind) {
         case 'landed':
-          // One atomic push: the branch and the claim's release (the test hook's two names for one step).
+          // One atomic push: the branch and the claims' release (the test hook's two names for one step).
           reached('pushed');
           // (A failure to update this clone's own tracking ref afterwards is no refusal: the next fetch sets it.)
-          await refs?.released(taskId);
+          for (const taskId of taskIds) await refs?.released(taskId);
           if (refs) reached('claim_released');
           lock.published = head;
           look = { head, at: o.deps.now() };
           return { kind: 'landed' };
         case 'lost': {
+          const taskId = taskIds.find((id) => refs?.refOf(id) === outcome.ref) ?? taskIds[0]!;
           const why = refs?.lostReason(taskId) ?? `the claim of ${taskId} is not this run's any more (its lease ran out and another host took it over)`;
           refs?.forget(taskId);
-          return { kind: 'lost', why };
+          return { kind: 'lost', why, task: taskId };
         }
         // Another host landed first, or the server found a ref moved under the push: the next round sees what moved.
         case 'moved':
           return { kind: 'moved' };
         default:
-          throw new RalphError(`${target.name} refused the landing of ${taskId}: ${outcome.why}`);
+          throw new RalphError(`${target.name} refused the landing of ${taskIds.join(', ')}: ${outcome.why}`);
       }
     },
 
@@ -262,7 +269,9 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         // This clone's own commits on the branch go to the remote first: every host starts from them.
         const pushed = await pushBranch(mine);
         if (pushed.kind !== 'landed') throw new RalphError(`could not push this clone's ${target.branch} (${mine.slice(0, 12)}) to ${target.name}: ${pushed.why}`);
-        messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}`);
+        // Among them a landing a killed run committed and never pushed: the claims it left go with it.
+        const dropped = (await refs?.dropLeftBehind(tasksLanded(await unpushedCommits(main, head, mine), target.host))) ?? [];
+        messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}${released(dropped)}`);
         lock.published = mine;
         return [...messages, ...(await dropLeftBehind())];
       }

@@ -35,6 +35,13 @@ export type Resolver = (input: { task: { id: string; title: string; status: stri
 /** What came of trying to resolve: the resolved commit on the target, or why not (the worktree back at the work). */
 export type Resolved = { head: string; files: string[]; resolution: Resolution } | { why: string; resolution?: Resolution };
 
+/** What a landing says of the conflict the agent was asked to resolve (nothing when it was not asked). */
+export function resolveSummary(tried: Resolved | undefined): { resolve?: { ok: boolean; files?: string[]; why?: string; costUsd: number; inputTokens: number; outputTokens: number; durationMs: number } } {
+  if (!tried?.resolution) return {};
+  const { costUsd, inputTokens, outputTokens, durationMs } = tried.resolution;
+  return { resolve: { ok: 'head' in tried, ...('head' in tried ? { files: tried.files } : { why: tried.why }), costUsd, inputTokens, outputTokens, durationMs } };
+}
+
 /** `text` cut to `limit` characters, saying how much was left out. */
 export function bounded(text: string, limit = PROMPT_DIFF_BYTES): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}\n… (${text.length - limit} more characters not shown)\n`;

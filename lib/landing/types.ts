@@ -29,7 +29,7 @@ export type Published =
   /** Another host landed first: fetch, replay and publish again. */
   | { kind: 'moved' }
   /** The task's claim is not this run's any more (its lease ran out and another host took it over). */
-  | { kind: 'lost'; why: string };
+  | { kind: 'lost'; why: string; task?: string };
 
 /** The shared place this run works with. */
 export interface RemoteTarget {
@@ -53,8 +53,8 @@ export interface Dock {
    * `freshMs`: a look at the remote (a fetch, a landing) that recent is taken as current, with no fetch.
    */
   target(freshMs?: number): Promise<string | undefined>;
-  /** Makes the main worktree's HEAD the shared head, releasing `taskId`'s claim in the same step. */
-  publish(taskId: string): Promise<Published>;
+  /** Makes the main worktree's HEAD the shared head, releasing the tasks' claims in the same step (one push for a batch). */
+  publish(taskIds: string | readonly string[]): Promise<Published>;
   /** The main worktree back at `target` after a publish that did not go through. */
   rewind(target: string): Promise<void>;
   /**

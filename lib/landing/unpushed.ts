@@ -43,6 +43,11 @@ export function parseUnpushed(out: string): Unpushed[] {
     });
 }
 
+/** The tasks ralph's landings on `host` among `commits` hold (a user's own commits name none). */
+export function tasksLanded(commits: readonly Unpushed[], host: string): string[] {
+  return [...new Set(commits.filter((commit) => commit.task && !commit.task.includes(',') && commit.host === host).map((commit) => commit.task))];
+}
+
 /** The first of `commits` that is not ralph's landing on `host` (a user's own commit), if any. */
 export function notRalphs(commits: readonly Unpushed[], host: string): Unpushed | undefined {
   return commits.find((commit) => !commit.task || commit.task.includes(',') || commit.host !== host);
@@ -99,7 +104,8 @@ export async function resumeLanding(o: ResumeOptions, mine: string, head: string
   }
 }
 
-const released = (tasks: readonly string[]): string => (tasks.length > 0 ? `; the claims the killed run left on ${tasks.join(', ')} released` : '');
+/** What a message adds when the claims a killed run left were dropped. */
+export const released = (tasks: readonly string[]): string => (tasks.length > 0 ? `; the claims the killed run left on ${tasks.join(', ')} released` : '');
 
 export type Replayed = { head: string } | { conflict: string[] };
 

@@ -74,6 +74,11 @@ export interface RecoveryContext {
   commit?: (guard: CommitGuard, task: Task, iteration: number) => Promise<Committed>;
   /** Amends the source's state files into HEAD (several workers on this host, commits on: a landing's last step). */
   amendState?: (guard: CommitGuard) => Promise<Committed>;
+  /**
+   * --remote: a bead another host closed may have landed on the remote, not yet here; a worker's task that
+   * shows done is never reopened then (the landing's own recovery replays what this clone had merged).
+   */
+  remote?: boolean;
   /** Keeps and removes the workers' worktrees and branches a killed run left. */
   sweep: (guard: CommitGuard) => Promise<string[]>;
   /** Said between the steps: the start's notes about the user's paths. */
@@ -141,6 +146,12 @@ async function landedAt(git: Git, entry: InFlight): Promise<string | undefined> 
   return task === entry.taskId && Number(iteration) === entry.iteration ? head : undefined;
 }
 
+/** Whether a commit of this iteration (its trailers) is on the branch since the iteration began. */
+export async function mergedSince(git: Git, entry: InFlight): Promise<boolean> {
+  const bodies = await git.raw(['log', '-n', '200', '--format=%B%x00', entry.head ? `${entry.head}..HEAD` : 'HEAD']).catch(() => '');
+  return bodies.split('\0').some((body) => /^Ralph-Task: (.+)$/m.exec(body)?.[1]?.trim() === entry.taskId && Number(/^Ralph-Iteration: (\d+)$/m.exec(body)?.[1]) === entry.iteration);
+}
+
 /**
  * One iteration the dead run had under way, by the last step it completed. Committed: nothing to do.
  * Recorded as passed, not committed: committed now. Not yet judged while the source shows its task done (the
@@ -204,12 +215,20 @@ async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal:
 async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: Journal, entry: InFlight): Promise<string | undefined> {
   // HEAD carrying the iteration's trailers is the proof it was merged, whatever step the journal had
   // learned (a kill between the fast-forward and the journal's write leaves it a step behind).
-  const landed = ctx.amendState ? await landedAt(ctx.git, entry) : undefined;
-  if (!landed || !ctx.amendState) {
+  const landed = await landedAt(ctx.git, entry);
+  const label = `iteration ${entry.iteration} (${entry.taskId}, worker ${entry.worker})`;
+  if (!landed) {
+    // Not merged (at HEAD or since the iteration began), yet done where every worktree sees it (beads: the
+    // agent closed its bead): done again.
+    const shown = ctx.source.redo && !ctx.remote && !(await mergedSince(ctx.git, entry)) ? (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId) : undefined;
+    if (shown) await ctx.source.redo!(shown);
+    journal.end(entry.iteration);
+    return shown ? `${label}: ${entry.taskId} showed done, but the run died before its work reached the branch: reopened, to be done again (whatever its worktree held went to a ralph-kept branch, above)` : undefined;
+  }
+  if (!ctx.amendState) {
     journal.end(entry.iteration);
     return undefined;
   }
-  const label = `iteration ${entry.iteration} (${entry.taskId}, worker ${entry.worker})`;
   const recorded = entry.step === 'state_written' || (await ctx.source.recorded?.(entry.iteration)) === true;
   if (!recorded) {
     const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };

@@ -1,5 +1,5 @@
-// What a process killed in the middle of a write leaves: git's own lock files (index.lock, HEAD.lock, a
-// branch's ref lock) that git refuses to work past, and ralph's atomic-write temp files beside the state
+// What a process killed in the middle of a write leaves: git's own lock files (index.lock, HEAD.lock,
+// packed-refs.lock, a ref's lock) that git refuses to work past, and ralph's atomic-write temp files beside the state
 // files. Both are removed only when no living process has them: git's lock when no process holds it open
 // (Linux: /proc/<pid>/fd), a temp file when the PID in its name is gone.
 import { existsSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
@@ -56,7 +56,10 @@ function openFiles(): Set<string> | undefined {
   return open;
 }
 
-/** git's lock files under the common git dir: the index, HEAD, branch refs, and the same in its worktrees. */
+/**
+ * git's lock files under the common git dir: its own files (index, HEAD, packed-refs, config…), every ref
+ * (branches, remote-tracking refs, ralph's claim refs), and the same files of its worktrees.
+ */
 function gitLocks(gitDir: string): string[] {
   const found: string[] = [];
   const look = (dir: string, depth: number): void => {
@@ -72,12 +75,10 @@ function gitLocks(gitDir: string): string[] {
       else if (depth > 0 && statSync(full, { throwIfNoEntry: false })?.isDirectory()) look(full, depth - 1);
     }
   };
-  for (const name of ['index.lock', 'HEAD.lock', 'ORIG_HEAD.lock']) if (existsSync(path.join(gitDir, name))) found.push(path.join(gitDir, name));
-  look(path.join(gitDir, 'refs', 'heads'), 6);
+  look(gitDir, 0);
+  look(path.join(gitDir, 'refs'), 8);
   const worktrees = path.join(gitDir, 'worktrees');
-  for (const name of existsSync(worktrees) ? readdirSync(worktrees) : []) {
-    for (const file of ['index.lock', 'HEAD.lock']) if (existsSync(path.join(worktrees, name, file))) found.push(path.join(worktrees, name, file));
-  }
+  for (const name of existsSync(worktrees) ? readdirSync(worktrees) : []) look(path.join(worktrees, name), 0);
   return found;
 }
 

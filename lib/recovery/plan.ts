@@ -6,7 +6,7 @@ import { listPaths } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
 import { recordedAgentsAlive } from '../process/agent-pid.ts';
 import type { Snapshot, TaskSource } from '../sources/types.ts';
-import { readEvidence } from './index.ts';
+import { mergedSince, readEvidence } from './index.ts';
 import { stepAtLeast, type InFlight } from './journal.ts';
 
 export interface RecoveryPlan {
@@ -17,7 +17,7 @@ export interface RecoveryPlan {
 }
 
 /** Reads what a dead run left and says what a real run would do with it; changes nothing. */
-export async function planRecovery(root: string, git: Git, source: TaskSource): Promise<RecoveryPlan> {
+export async function planRecovery(root: string, git: Git, source: TaskSource, remote = false): Promise<RecoveryPlan> {
   const lines: string[] = [];
   const agents = recordedAgentsAlive(root);
   if (agents.length > 0) lines.push(`stop ${agents.length === 1 ? 'the agent' : `${agents.length} agents`} (process group ${agents.join(', ')}) a killed run left running`);
@@ -26,11 +26,17 @@ export async function planRecovery(root: string, git: Git, source: TaskSource): 
   const inflight = evidence.previous?.inflight ?? [];
   // The source is read only when there is something to judge (beads: each read is a bd process).
   const done = new Set(inflight.length > 0 ? (await source.snapshot()).done.map((task) => task.id) : []);
+  const redo: string[] = [];
   for (const entry of inflight) {
     const line = describeInFlight(entry, done.has(entry.taskId));
     if (line) lines.push(line);
+    // A worker's task done where every worktree sees it, its work never merged: recoverRun() gives it to redo().
+    if (entry.worker !== undefined && source.redo && !remote && done.has(entry.taskId) && !(await mergedSince(git, entry))) {
+      redo.push(entry.taskId);
+      lines.push(`iteration ${entry.iteration} (${entry.taskId}, worker ${entry.worker}): ${entry.taskId} shows done but its work never reached the branch: reopen it, to be done again`);
+    }
   }
-  const view = await source.afterRecovery?.();
+  const view = await source.afterRecovery?.(redo);
   if (view) lines.push(...view.messages);
   const worktrees = path.join(root, '.ralph', 'worktrees');
   const left = existsSync(worktrees) ? readdirSync(worktrees).filter((name) => /^w\d+$/.test(name)) : [];

@@ -9,6 +9,7 @@ export type PathKind = 'dir' | 'file' | 'other';
 export interface BwrapPlan {
   network: boolean;
   /** Read-only again after the private /tmp hid them (HOME and PATH folders that live under /tmp). */
+  /** Folders below the sandbox's own /tmp or /dev (HOME, PATH folders, the agent's package): bound back read-only. */
   underTmp: string[];
   /** Writable: the repository, the agent's state, configured folders. */
   writable: string[];

@@ -86,12 +86,20 @@ function real(file: string): string {
   }
 }
 
+/** The folders the sandbox has its own of (lib/sandbox/bwrap.ts): what lives below them outside is hidden inside. */
+const PRIVATE_MOUNTS = ['/tmp', '/dev'];
+
+/** Whether the sandbox's own /tmp or /dev (a TMPDIR or a PATH folder in /dev/shm) would hide `dir`. */
+export function hiddenByPrivateMount(dir: string): boolean {
+  return PRIVATE_MOUNTS.some((mount) => isWithin(dir, mount) && dir !== mount);
+}
+
 /**
  * The folder of the package `dir` belongs to: the nearest one above it (or itself) holding a package.json,
- * looked for only under /tmp, where the private /tmp would hide it; `dir` itself when there is none.
+ * looked for only under /tmp or /dev, where the private mounts would hide it; `dir` itself when there is none.
  */
 export function packageRoot(dir: string, kind: (file: string) => PathKind | undefined): string {
-  for (let at = dir; isWithin(at, '/tmp') && at !== '/tmp'; at = path.dirname(at)) {
+  for (let at = dir; hiddenByPrivateMount(at); at = path.dirname(at)) {
     if (kind(path.join(at, 'package.json')) === 'file') return at;
   }
   return dir;
@@ -124,12 +132,12 @@ export function planFor(context: SandboxContext, cwd: string): BwrapPlan {
   const exists = (file: string): boolean => kind(file) !== undefined;
   const ralphDir = path.join(root, '.ralph');
 
-  // The private /tmp hides whatever lives there: bring back HOME and the PATH folders, and the agent's
-  // whole package (a CLI reads files beside its script: its modules, its data).
+  // The private /tmp and /dev hide whatever lives there (/dev/shm too): bring back HOME and the PATH
+  // folders, and the agent's whole package (a CLI reads files beside its script: its modules, its data).
   const pathDirs = (env.PATH ?? '').split(path.delimiter).filter((dir) => path.isAbsolute(dir));
   const found = findOnPath(context.agent.bin, env);
   const agentDir = found ? packageRoot(path.dirname(real(found)), kind) : undefined;
-  const underTmp = outermost([home, ...pathDirs, ...(agentDir ? [agentDir] : [])].filter((dir) => isWithin(dir, '/tmp') && dir !== '/tmp' && kind(dir) === 'dir'));
+  const underTmp = outermost([home, ...pathDirs, ...(agentDir ? [agentDir] : [])].filter((dir) => hiddenByPrivateMount(dir) && kind(dir) === 'dir'));
 
   const state = context.agent.state;
   const statePaths = [

@@ -135,7 +135,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
 
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
-    const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }] = await Promise.all([
+    const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }, { closeDeadSession }] = await Promise.all([
       import('../repo/lock.ts'),
       import('./loop.ts'),
       import('./worktrees.ts'),
@@ -143,6 +143,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       import('../iteration/usage-wait.ts'),
       import('../process/runner.ts'),
       import('../process/agent-pid.ts'),
+      import('./dead-session.ts'),
     ]);
     lock = await acquireLock({
       root,
@@ -204,6 +205,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         // (the join pushes or replays it with its state); a commit the remote has is never amended.
         amendState: commitOn && (config.parallel > 1 || prepared.remote) ? (guard) => amendLanding(git, guard, source.workers.stateFiles(), prepared!.remote) : undefined,
         sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
+        remote: prepared.remote !== undefined,
       });
       journal = recovery.journal;
       // A forced exit ends the journal at once, with the work in the tree then: the next start puts the task
@@ -215,6 +217,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         if (item.quiet) bus.emit({ type: 'info', message: item.message });
         else warn(item.message);
       }
+      // The session the dead run left without an end: ended now, its report written (not "running" forever).
+      const died = await closeDeadSession(root, sessionId, async () => (await source.snapshot()).remaining.length, (dead) => redactor.deep(dead), deps.now()).catch((error: unknown) => `could not record the end of the session a dead run left: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
+      if (died) warn(died);
       if (prepared.pr) {
         const title = redactor.text(source.title?.() ?? prepared.pr.branch);
         handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, stopRequested: () => control.stopRequested(), info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });

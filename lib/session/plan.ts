@@ -36,7 +36,12 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
     try {
       // What a real run settles first (lib/recovery/), and the tasks as it will see them afterwards.
       // (Not while another run holds the lock: what it has under way is not a dead run's.)
-      const recovery = lock.held ? { lines: [] as string[], snapshot: undefined } : await planRecovery(root, prepared.git, source);
+      const recovery = lock.held ? { lines: [] as string[], snapshot: undefined } : await planRecovery(root, prepared.git, source, prepared.remote !== undefined);
+      // The session a dead run left without an end (lib/session/dead-session.ts).
+      if (!lock.held) {
+        const died = (await import('./dead-session.ts')).describeDeadSession(root);
+        if (died) recovery.lines.push(died);
+      }
       recovering = recovery.lines;
       out.push(...recovery.lines.map((line) => `would recover: ${line}`));
       const snapshot = recovery.snapshot ?? (await source.snapshot());

@@ -1,7 +1,7 @@
-// A worker's workspace: its own worktree, reset to the feature branch before each task. A passing
-// iteration's commits are replayed onto the feature branch (this host's, or the remote's: lib/landing/)
-// under the merge lock, then ralph records the task in the main worktree's state files and commits them
-// with the work; anything else is kept on a branch.
+// A worker's workspace: its own worktree, reset to the feature branch before each task. A passing task is
+// offered to the landing queue (lib/landing/queue.ts), which lands it with the others ready at the same
+// time: its commits replayed onto the feature branch (this host's, or the remote's), gated with the batch,
+// then recorded in the main worktree's state files, committed with the work; anything else is kept on a branch.
 import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
 import { isRalphFile, matchesAny } from '../repo/paths.ts';
 import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
@@ -13,7 +13,8 @@ import { taskState, trailers } from '../landing/state.ts';
 import type { Dock } from '../landing/types.ts';
 import type { GateResult } from '../gates.ts';
 import { conflictReason, gatesConflict, mergedGatesReason } from '../landing/reasons.ts';
-import { resolveOnto, type Resolved, type Resolver } from '../landing/resolve.ts';
+import { resolveOnto, resolveSummary, type Resolved, type Resolver } from '../landing/resolve.ts';
+import { landingQueue, type Candidate } from '../landing/queue.ts';
 import type { Worktree, Worktrees } from './worktrees.ts';
 import { reached } from '../recovery/crash-points.ts';
 
@@ -28,10 +29,7 @@ export interface WorkerOptions {
   sessionId: string;
   /** What ralph's commits may hold (no secrets, no private keys); the worktree itself holds no user changes. */
   guard?: CommitGuard;
-  /**
-   * ralph's quality gates, when configured: run again on the merged result before the feature branch moves
-   * to it, unless the merge is a fast-forward of exactly what the iteration's own gates passed.
-   */
+  /** ralph's gates, when configured: run again on a batch's stack before the branch moves (lib/landing/queue.ts). */
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** Lets the agent resolve a conflict on the new head (once per landing) before the task is redone. */
   resolve?: Resolver;
@@ -55,6 +53,7 @@ interface Early {
 export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   const { tree, worktrees, main, source, dock } = options;
   const lock = dock.lock;
+  const queue = landingQueue<Landed>(dock);
   const stateFiles = (): string[] => source.workers.stateFiles();
   let currentTask = `w${tree.worker}`;
 
@@ -122,7 +121,6 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 
   // How the task's state is recorded on the feature branch (and, several hosts, published): lib/landing/state.ts.
   const state = taskState({ dock, source, main, stateFiles, worker: tree.worker, ...(options.guard ? { guard: options.guard } : {}), leftOut: (items) => leftOut.push(...items) });
-  /** state.recordFailure under the merge lock. */
   const recordFailure = (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => lock.run(() => state.recordFailure(task, result, info));
 
   /** The worktree back at the agent's own work (`original`), after a replay onto a head it did not land on. */
@@ -137,107 +135,97 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     return kept && dock.remote && !unsafe?.length ? ((await dock.share(kept)) ?? kept) : kept;
   };
 
-  const merge = async (landing: Landing, own: string | undefined, agentCommitted: boolean, early: Early | undefined): Promise<Landed> => {
+  /**
+   * A passing task as it waits to land (lib/landing/queue.ts): stacked on the tasks ahead of it in its
+   * batch, gated with them, committed with its state on the feature branch, or turned down and kept.
+   */
+  const candidate = ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, early: Early | undefined): Candidate<Landed> => {
+    const started = Date.now();
     // What to go back to when a round does not land: the agent's work, and (several hosts) the clone's head.
-    // One host lands in one round, so it asks git neither (a replay that conflicts undoes itself).
-    const original = early?.original ?? (dock.remote ? await tree.git.head() : undefined);
-    const before = dock.remote ? await main.head() : undefined;
-    // Once per landing, the agent may resolve a conflict on the new head; its commit then stands for the work.
-    const resolving: { tried?: Resolved } = {};
-    try {
-      const landed = await landOn(landing, own, agentCommitted, original, early, resolving);
-      const { tried } = resolving;
-      if (!tried?.resolution) return landed;
-      const { costUsd, inputTokens, outputTokens, durationMs } = tried.resolution;
-      return { ...landed, resolve: { ok: 'head' in tried, ...('head' in tried ? { files: tried.files } : { why: tried.why }), costUsd, inputTokens, outputTokens, durationMs } };
-    } catch (error) {
-      if (!(error instanceof RemoteUnreachableError)) throw error;
-      // The remote stayed silent past --remote-wait: this clone goes back to what it had, the work to a branch.
-      if (before && (await main.head()) !== before) await main.raw(['reset', '--keep', before]);
-      await backTo(original);
-      const kept = await keep(landing.info.iteration);
-      throw new RemoteUnreachableError(`${error.message}: the work of ${landing.task.id} (iteration ${landing.info.iteration}) is kept${kept ? ` on branch ${kept}` : ''} in this clone; run ralph again once the remote answers`);
-    }
-  };
-
-  const landOn = async ({ task, info, result }: Landing, own: string | undefined, agentCommitted: boolean, original: string | undefined, early: Early | undefined, resolving: { tried?: Resolved }): Promise<Landed> => {
+    let original = early?.original;
+    let before: string | undefined;
     let ready = early;
-    const refuse = async (why: string, target: string, iteration: number): Promise<Landed> => {
-      await backTo(original);
-      const kept = await keepShared(iteration);
-      return { kept, head: target, refused: true, reason: `not landed: ${why}; the work is kept${kept ? ` on branch ${kept}` : ''}` };
-    };
-    for (;;) {
-      const target = await dock.target();
-      if (!target || !tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
-      // Another host holds the task now (its lease ran out here): this work is kept, never landed beside theirs.
-      const lost = dock.lost(task.id);
-      if (lost) return refuse(lost, target, info.iteration);
-      let replay: Replay;
-      if (ready && ready.target === target) replay = ready.replay;
-      else if (resolving.tried && 'head' in resolving.tried) replay = await pickOnto(tree.git, resolving.tried.head, target);
-      else {
-        // The branch moved since: the worktree goes back to the agent's work and is rebased again.
-        await backTo(original);
-        replay = await rebase(target, own, agentCommitted);
-      }
+    // Once per landing, the agent may resolve a conflict on the new head; its commit then stands for the work.
+    let tried: Resolved | undefined;
+    let stacked: { onto: string; replay: Replay } | undefined;
+    let settled: { at: IterationInfo; target: string; head: string } | undefined;
+    const message = (iteration: number): string => commitText(`ralph: ${task.id} ${task.title}`, trailers(task, iteration, tree.worker, dock.remote?.host));
+    const resolved = (): string | undefined => (tried && 'head' in tried ? tried.head : undefined);
+    /** The work on `onto`: the early rebase when it went there, the agent's resolution, or a new replay. */
+    const replayOn = async (onto: string): Promise<Replay> => {
+      const early = ready;
       ready = undefined;
-      if ('conflict' in replay && options.resolve && !resolving.tried) {
-        // A short agent run on the new head costs less than the whole task again: the markers are its to settle.
-        const work = (await tree.git.head())!;
-        const env = { ...source.agentEnv?.(info), ...source.workers.env(tree.dir) };
-        const message = commitText(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host));
-        const tried = await resolveOnto(tree.git, tree.dir, tree.base, work, target, stateFiles(), (markers) => options.resolve!({ task, iteration: info.iteration, cwd: tree.dir, env, markers }), message);
-        resolving.tried = tried;
-        if ('head' in tried) replay = { head: tried.head, commits: 1 };
-      }
-      let conflict: string[] | undefined = 'conflict' in replay ? replay.conflict : undefined;
-      // The branch only ever holds commits that pass the gates: the merged result is gated before the branch
-      // moves to it, unless it is exactly what the iteration's own gates passed (the branch had not moved).
-      if (!('conflict' in replay) && replay.head !== target && options.gates && target !== tree.base) {
-        const gated = await options.gates(info.iteration, tree.dir);
-        if (!gated.every((gate) => gate.passed)) {
-          await backTo(original);
-          const kept = await keepShared(info.iteration);
-          const reason = mergedGatesReason(gated, target, kept);
-          if (dock.remote) await dock.rewind(target);
-          await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [], gates: gated }, info);
-          return { conflict: gatesConflict(gated), kept, reason, head: target, mergeGates: gated };
+      if (early && early.target === onto) return early.replay;
+      if (resolved()) return pickOnto(tree.git, resolved()!, onto);
+      await backTo(original);
+      return rebase(onto, own, agentCommitted);
+    };
+    const said = (landed: Landed): Landed => ({ ...landed, mergeMs: Date.now() - started, ...resolveSummary(tried) });
+    const failed = async (reason: string, landed: Landed, gates?: GateResult[]): Promise<Landed> => (await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [], ...(gates ? { gates } : {}) }, info), said({ ...landed, reason }));
+    return {
+      task: task.id,
+      gateMs: (result.gates ?? []).reduce((sum, gate) => sum + gate.durationMs, 0),
+      async begin() {
+        original ??= await tree.git.head();
+        before = dock.remote ? await main.head() : undefined;
+      },
+      async stack(onto) {
+        if (!tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
+        let replay = await replayOn(onto);
+        if ('conflict' in replay && options.resolve && !tried) {
+          // A short agent run on the new head costs less than the whole task again: the markers are its to settle.
+          const work = (await tree.git.head())!;
+          const env = { ...source.agentEnv?.(info), ...source.workers.env(tree.dir) };
+          tried = await resolveOnto(tree.git, tree.dir, tree.base, work, onto, stateFiles(), (markers) => options.resolve!({ task, iteration: info.iteration, cwd: tree.dir, env, markers }), message(info.iteration));
+          if ('head' in tried) replay = { head: tried.head, commits: 1 };
         }
-      }
-      if (!('conflict' in replay) && replay.head !== target) {
-        const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
-        if (!forward.ok) conflict = [`the main worktree (${gitReason(forward.output, 'git merge --ff-only failed')})`];
-        else reached('merged', { iteration: info.iteration, commit: replay.head });
-      }
-      if (conflict) {
-        // The work is kept, the iteration recorded as failed, and the session runs the task again on a fresh base.
+        if ('conflict' in replay) return { conflict: replay.conflict };
+        stacked = { onto, replay };
+        return { head: replay.head, changes: replay.head !== onto, onItsBase: onto === tree.base };
+      },
+      // The branch only ever holds commits that pass the gates: the stack is gated before the branch moves.
+      gate: async () => (options.gates ? options.gates(info.iteration, tree.dir) : []),
+      async commit() {
+        const target = (await main.head())!;
+        // The task before it in the batch added its state commit since it was stacked: the same work, replayed.
+        const replay = stacked!.onto === target ? stacked!.replay : await replayOn(target);
+        if ('conflict' in replay) return replay;
+        if (replay.head !== target) {
+          const forward = await main.attempt(['merge', '--ff-only', '--no-stat', replay.head]);
+          if (!forward.ok) return { conflict: [`the main worktree (${gitReason(forward.output, 'git merge --ff-only failed')})`] };
+          reached('merged', { iteration: info.iteration, commit: replay.head });
+        }
+        await source.workers.markDone(result.tasksDone);
+        const at = await state.settleOn(result, info);
+        // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
+        await state.commit(message(at.iteration), (own !== undefined || resolved() !== undefined) && replay.commits > 0);
+        reached('state_written', { iteration: info.iteration, outcome: result.kind });
+        settled = { at, target, head: (await main.head()) ?? target };
+        return { head: settled.head };
+      },
+      async landed(head) {
+        lock.published = head;
+        const commit = settled!.head !== settled!.target ? settled!.head : undefined;
+        if (commit) await source.recordCommit?.(settled!.at.iteration, commit, settled!.target);
+        tree.base = head;
+        return said({ commit, head });
+      },
+      async turned(why, head) {
         await backTo(original);
         const kept = await keepShared(info.iteration);
-        const reason = conflictReason(conflict, kept, resolving.tried && 'why' in resolving.tried ? resolving.tried.why : undefined);
-        if (dock.remote) await dock.rewind(target);
-        // Under the lock already: the failure is published inline.
-        await state.recordFailure(task, { ...result, kind: 'fail', reason, tasksDone: [] }, info);
-        return { conflict, kept, reason, head: target };
-      }
-      await source.workers.markDone(result.tasksDone);
-      const at = await state.settleOn(result, info);
-      // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-      await state.commit(commitText(`ralph: ${task.id} ${task.title}`, trailers(task, at.iteration, tree.worker, dock.remote?.host)), (own !== undefined || (resolving.tried !== undefined && 'head' in resolving.tried)) && 'commits' in replay && replay.commits > 0);
-      reached('state_written', { iteration: info.iteration, outcome: result.kind });
-      const head = await main.head();
-      const published = await dock.publish(task.id);
-      if (published.kind !== 'landed') {
-        await dock.rewind(target);
-        if (published.kind === 'moved') continue;
-        return refuse(published.why, target, info.iteration);
-      }
-      lock.published = head ?? target;
-      const commit = head !== target ? head : undefined;
-      if (commit) await source.recordCommit?.(at.iteration, commit, target);
-      tree.base = head ?? target;
-      return { commit, head };
-    }
+        // Another host holds the task now (its lease ran out here): this work is kept, never landed beside theirs.
+        if ('lost' in why) return said({ kept, head, refused: true, reason: `not landed: ${why.lost}; the work is kept${kept ? ` on branch ${kept}` : ''}` });
+        if ('gates' in why) return failed(mergedGatesReason(why.gates, why.on, kept), { conflict: gatesConflict(why.gates), kept, head, mergeGates: why.gates }, why.gates);
+        return failed(conflictReason(why.conflict, kept, tried && 'why' in tried ? tried.why : undefined), { conflict: why.conflict, kept, head });
+      },
+      async abandon(error) {
+        // The remote stayed silent past --remote-wait: this clone goes back to what it had, the work to a branch.
+        if (before && (await main.head()) !== before) await main.raw(['reset', '--keep', before]);
+        await backTo(original);
+        const kept = await keep(info.iteration);
+        return new RemoteUnreachableError(`${error.message}: the work of ${task.id} (iteration ${info.iteration}) is kept${kept ? ` on branch ${kept}` : ''} in this clone; run ralph again once the remote answers`);
+      },
+    };
   };
 
   return {
@@ -245,10 +233,15 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     cwd: tree.dir,
     git: tree.git,
     env: () => source.workers.env(tree.dir),
-    snapshot: (purpose) => source.workers.snapshotAt(tree.dir, purpose),
+    snapshot(purpose) {
+      // Read once the agent ended: its task may soon be ready to land, and the batch before it may wait for it.
+      if (purpose === 'progress') queue.expect(tree.worker);
+      return source.workers.snapshotAt(tree.dir, purpose);
+    },
 
     async prepare(taskId: string) {
       currentTask = taskId;
+      queue.withdraw(tree.worker);
       const reset = async (): Promise<string | undefined> => {
         const base = lock.published ?? (await main.head());
         if (base) await worktrees.reset(tree, base, stateFiles());
@@ -262,6 +255,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
 
     async land(landing: Landing): Promise<Landed> {
       const { task, info, result } = landing;
+      if (result.kind !== 'pass' || landing.unsafe) queue.withdraw(tree.worker);
       if (result.kind === 'pass' && landing.unsafe) {
         // Replaying the agent's commits would be ralph committing what they hold: kept (in this clone), not merged.
         const kept = await keep(info.iteration);
@@ -274,10 +268,8 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host), info.iteration);
         if (own) reached('work_committed', { iteration: info.iteration, commit: own });
         const early = await rebaseEarly(own, agentCommitted);
-        const landed = await lock.run(async () => {
-          const started = Date.now();
-          return { ...(await merge(landing, own, agentCommitted, early)), mergeMs: Date.now() - started };
-        });
+        // Landed with whatever other workers have ready meanwhile, as one batch (lib/landing/queue.ts).
+        const landed = await queue.offer(candidate(landing, own, agentCommitted, early), tree.worker);
         // The worktree follows the feature branch, so nothing it holds looks unmerged at the end (or to the
         // sweep after a kill -9). Its own worktree: done after the merge lock is released, so the next
         // worker's merge does not wait for it (a kill in between at worst keeps a copy on a branch).
@@ -304,5 +296,5 @@ export async function closeWorkers(workers: readonly WorkerWorkspace[], worktree
     }
     done.push({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
   }
-  await worktrees.removeAll(done);
+  for (const refused of await worktrees.removeAll(done)) warn(refused);
 }

@@ -4,7 +4,7 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
-import { Git } from '../repo/git.ts';
+import { Git, gitReason } from '../repo/git.ts';
 import { excludeFromGit } from '../repo/exclude.ts';
 import { matchesAny } from '../repo/paths.ts';
 
@@ -155,17 +155,26 @@ export class Worktrees {
     return this.feature;
   }
 
-  /** Removes the worktrees and their branches (git's bookkeeping pruned once, the branches deleted in one call). */
-  removeAll(trees: readonly Worktree[]): Promise<void> {
+  /**
+   * Removes the worktrees and their branches (git's bookkeeping pruned once, the branches deleted in one
+   * call); returns what git refused, one line per branch it could not delete.
+   */
+  removeAll(trees: readonly Worktree[]): Promise<string[]> {
     return this.serial(async () => {
-      if (trees.length === 0) return;
+      if (trees.length === 0) return [];
       // The folders go, then git forgets them in one prune (`worktree remove` prints nothing: simple-git
       // would wait 50 ms after each, see Git.raw).
       for (const tree of trees) rmSync(tree.dir, { recursive: true, force: true });
       await this.main.attempt(['worktree', 'prune', '-v']);
       const deleted = await this.main.attempt(['branch', '-D', ...trees.map((tree) => tree.branch)]);
+      if (deleted.ok) return [];
       // One branch git could not delete (gone already) stops the others in the same call: one by one then.
-      if (!deleted.ok) for (const tree of trees) await this.main.attempt(['branch', '-D', tree.branch]);
+      const refused: string[] = [];
+      for (const tree of trees) {
+        const one = await this.main.attempt(['branch', '-D', tree.branch]);
+        if (!one.ok && (await this.main.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${tree.branch}`])).ok) refused.push(`could not delete the worker branch ${tree.branch}: ${gitReason(one.output, 'git branch -D failed')}`);
+      }
+      return refused;
     });
   }
 

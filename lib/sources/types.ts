@@ -179,10 +179,16 @@ export interface TaskSource {
   /** After the lock is taken: put work left by an interrupted run back in play; returns warnings. */
   recover(): Promise<string[]>;
   /**
-   * --dry-run: what recover() would say, and the tasks as it would leave them; nothing written. Absent:
-   * recover() changes nothing the dry run shows.
+   * --dry-run: what recover() would say, and the tasks as it would leave them, with `redo` (the tasks recovery
+   * gives to redo()) not done; nothing written. Absent: recover() changes nothing the dry run shows.
    */
-  afterRecovery?(): Promise<{ messages: string[]; snapshot: Snapshot }>;
+  afterRecovery?(redo?: readonly string[]): Promise<{ messages: string[]; snapshot: Snapshot }>;
+  /**
+   * Recovery: a worker's task shows done in a store every worktree shares (beads: the agent closed its bead),
+   * but the run died before its work reached the branch: mark it not done again, so it is done again.
+   * Absent: the source's state lives in the worktree, so what was never merged never showed done.
+   */
+  redo?(task: Task): Promise<void>;
   /** Whether the source holds its record of iteration `iteration` (settle() ran for it): recovery never records one twice. */
   recorded?(iteration: number): Promise<boolean>;
   /**

@@ -1,10 +1,11 @@
 // What the crash tests start and check: ralph through `node bin/ralph.mjs`, the commits that carry a task
 // (the Ralph-Task trailer) with the files each holds, prd.json's stories as they stand.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { FAKES, FAST, makeSandbox, PROJECT, type RalphResult, type Sandbox } from './helpers.ts';
+import { bdCalls, FAKES, FAST, makeSandbox, PROJECT, readBeads, seedBeads, standardEpic, type RalphResult, type Sandbox } from './helpers.ts';
+import type { FakeBdVersion } from '../fakes/bd-seed.ts';
 import { FEATURE, prdHistory, prdProject, prdStories, specKitProject } from './projects.ts';
 import { makeHosts, type Hosts, type Transport } from './hosts.ts';
 
@@ -106,6 +107,7 @@ export function expectSettled(box: Sandbox, kind: Kind, ids: readonly string[]):
   expect(existsSync(path.join(box.repo, '.ralph', 'journal.json')), 'no journal left').toBe(false);
   expect(existsSync(path.join(box.repo, '.ralph.lock')), 'no lock left').toBe(false);
   expect(gitText(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
+  expectSessionsEnded(box);
 }
 
 const GATE = 'node -e "process.exit(0)"';
@@ -119,6 +121,78 @@ export function crashProject(box: Sandbox, kind: Kind, count = 3): { ids: string
   const ids = Array.from({ length: count }, (_, index) => `T${String(index + 2).padStart(3, '0')}`);
   specKitProject(box, count === 3 ? SPECKIT_TASKS : [...SPECKIT_TASKS.split('\n').filter((line) => !/^- \[ \] T/.test(line)).slice(0, -1), ...ids.map((id) => `- [ ] ${id} [US1] Part ${id} in src/${id}.ts`), ''].join('\n'));
   return { ids, args: ['--commit', '--gate', GATE, ...FAST] };
+}
+
+
+/** A beads project for the crash tests (bd `version`): an epic of `count` beads, in a chain for one worker, side by side for several. */
+export function beadsCrashProject(box: Sandbox, version: FakeBdVersion, parallel: boolean, count = 2): { ids: string[]; args: string[] } {
+  box.env.FAKE_BD_VERSION = version;
+  const issues = standardEpic(count);
+  if (parallel) for (const issue of issues) if (issue.parent) issue.dependencies = [];
+  seedBeads(box, issues);
+  return { ids: issues.filter((issue) => issue.parent && !/clarify/.test(issue.title)).map((issue) => issue.id), args: ['--commit', '--gate', GATE, ...FAST] };
+}
+
+/**
+ * The beads equivalent of expectSettled: every bead closed, by exactly one `bd close` over all the starts
+ * (never reopened after), and exactly one commit of ralph's names it (Ralph-Task) and holds its work; no bead
+ * in_progress or held by a ralph worker; the tree clean; no journal, lock, worker branch or worktree left.
+ */
+export function expectBeadsSettled(box: Sandbox, ids: readonly string[], agentCommits = false): void {
+  expect(gitText(box, ['status', '--porcelain', '--untracked-files=all']), 'the tree is clean').toBe('');
+  const beads = readBeads(box);
+  const calls = bdCalls(box);
+  const commits = taskCommits(box);
+  for (const id of ids) {
+    expect(beads.find((issue) => issue.id === id)?.status, `${id} closed`).toBe('closed');
+    // Closed once for good: a close the restart undid (the work never reached the branch) is followed by a reopen.
+    const changes = calls.filter((argv) => argv[1] === id && (argv[0] === 'close' || (argv[0] === 'update' && argv.includes('--status') && argv[argv.indexOf('--status') + 1] === 'open')));
+    // (bd's log of these calls: a close of a closed bead is a second close; the last change a close)
+    let closed = false;
+    let twice = 0;
+    for (const argv of changes) {
+      if (argv[0] === 'close' && closed) twice += 1;
+      closed = argv[0] === 'close';
+    }
+    expect({ twice, last: changes.at(-1)?.[0] }, `${id} closed exactly once (bd calls: ${JSON.stringify(changes)})`).toEqual({ twice: 0, last: 'close' });
+    if (agentCommits) {
+      // The agent commits its work itself (CRASH_AGENT_COMMIT): one commit adds it, the agent's or ralph's.
+      const adding = gitText(box, ['log', '--format=%H', '--diff-filter=A', '--', `work/${id}.txt`]).split('\n').filter(Boolean);
+      expect(adding, `exactly one commit adds ${id}'s work`).toHaveLength(1);
+      expect(gitText(box, ['log', '-1', '--format=%B', adding[0]!]), `the commit adding ${id}'s work is ${id}'s`).toMatch(new RegExp(`^${id.replace('.', '\\.')}: done$|^Ralph-Task: ${id.replace('.', '\\.')}$`, 'm'));
+      continue;
+    }
+    const own = commits.filter((commit) => commit.task === id);
+    expect(own.map((commit) => commit.task), `exactly one commit of ralph's is ${id}'s`).toEqual([id]);
+    expect(own[0]!.files, `${id}'s commit holds its work`).toContain(`work/${id}.txt`);
+  }
+  expect(beads.filter((issue) => issue.status === 'in_progress' || (issue.status !== 'closed' && /^ralph-/.test(issue.assignee ?? ''))).map((issue) => `${issue.id} ${issue.status} ${issue.assignee ?? ''}`), 'no bead in_progress or claimed by a ralph worker').toEqual([]);
+  expect(existsSync(path.join(box.repo, '.ralph', 'journal.json')), 'no journal left').toBe(false);
+  expect(existsSync(path.join(box.repo, '.ralph.lock')), 'no lock left').toBe(false);
+  expect(gitText(box, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), 'no worker branch left').toBe('');
+  expectSessionsEnded(box);
+  expect(existsSync(path.join(box.repo, '.ralph', 'worktrees')) ? readdirSync(path.join(box.repo, '.ralph', 'worktrees')) : [], 'no worktree left').toEqual([]);
+}
+
+/**
+ * No session left without an end: every session_start in .ralph/events.jsonl has its session_end (a dead
+ * run's written by the start after it, as died: interrupted, exit 137, with its session record), and
+ * status.json shows the last run finished.
+ */
+export function expectSessionsEnded(box: Sandbox): string[] {
+  const lines = readFileSync(path.join(box.repo, '.ralph', 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; session?: string; summary?: { exitCode: number; status: string } });
+  const started = lines.filter((line) => line.type === 'session_start').map((line) => line.session!);
+  const ends = lines.filter((line) => line.type === 'session_end');
+  expect(started.filter((id) => !ends.some((line) => line.session === id)), 'every session that started has an end').toEqual([]);
+  expect(ends.map((line) => line.session), 'each session ended once').toEqual([...new Set(ends.map((line) => line.session))]);
+  const died = ends.filter((line) => line.summary?.exitCode === 137).map((line) => line.session!);
+  for (const id of died) {
+    const record = JSON.parse(readFileSync(path.join(box.repo, '.ralph', 'sessions', `${id}.json`), 'utf8')) as { status: string; message: string };
+    expect(record, `the dead session ${id}'s record`).toMatchObject({ status: 'interrupted', message: expect.stringMatching(/^died without ending/) });
+  }
+  const status = JSON.parse(readFileSync(path.join(box.repo, '.ralph', 'status.json'), 'utf8')) as { state: string; exitCode: number };
+  expect(status, 'status.json: the last run finished').toMatchObject({ state: 'finished', exitCode: 0 });
+  return died;
 }
 
 // Two hosts on one remote (--remote), each a clone with its own ralph (tests/e2e/hosts.ts).

@@ -7,7 +7,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { random } from '../support/random.ts';
 import { pidAlive, waitFor, type Sandbox } from './helpers.ts';
-import { crashHosts, crashProject, crashSandbox, expectHostsSettled, expectSettled, startNode, type Kind } from './crash-helpers.ts';
+import { beadsCrashProject, crashHosts, crashProject, crashSandbox, expectBeadsSettled, expectHostsSettled, expectSettled, startNode, type Kind } from './crash-helpers.ts';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -72,13 +72,14 @@ async function killAtRandom(run: ReturnType<typeof startNode>, next: () => numbe
 }
 
 /** Starts, kills at a random moment, starts again…; the last start runs to its end. */
-async function crashLoop(kind: Kind, seed: number, parallel: number, kills: number): Promise<Figures> {
+async function crashLoop(kind: Kind | 'beads', seed: number, parallel: number, kills: number): Promise<Figures> {
   const next = random(seed);
   sandbox = crashSandbox();
   // The agent takes a while, so a kill often finds one at work (and, alone, leaves it running as an orphan).
   sandbox.env.CRASH_AGENT_MS = '400';
   const box = sandbox;
-  const { ids, args } = crashProject(box, kind, STORIES);
+  // Beads: an epic of STORIES beads (bd 1.2), in a chain for one worker, side by side for several.
+  const { ids, args } = kind === 'beads' ? beadsCrashProject(box, '1.2', parallel > 1, STORIES) : crashProject(box, kind, STORIES);
   const command = parallel > 1 ? [...args, '--parallel', String(parallel)] : args;
   const began = Date.now();
   const figures: Figures = { seed, starts: 0, kills: 0, machine: 0, wallMs: 0 };
@@ -102,7 +103,8 @@ async function crashLoop(kind: Kind, seed: number, parallel: number, kills: numb
   figures.wallMs = Date.now() - began;
   // Orphans of the last kills may still be ending (a restart stopped them, or they finished).
   await waitFor(() => agentGroups(box).every((pid) => !pidAlive(pid)), 10_000, 'the agents to be gone');
-  expectSettled(box, kind, ids);
+  if (kind === 'beads') expectBeadsSettled(box, ids);
+  else expectSettled(box, kind, ids);
   console.log(`crash loop ${kind} --parallel ${parallel} seed ${seed}: ${figures.starts} starts, ${figures.kills} kills (${figures.machine} of the machine), ${(figures.wallMs / 1000).toFixed(1)} s`);
   return figures;
 }
@@ -116,6 +118,12 @@ describe('the crash loop: kill at random moments, restart, until a run ends 0', 
   });
   it.each(SEEDS.length > 0 ? SEEDS : [31])('PRD, --parallel 3, seed %d', async (seed) => {
     await crashLoop('prd', seed, 3, KILLS);
+  });
+  it.each(SEEDS.length > 0 ? SEEDS : [41])('beads, one worker, seed %d', async (seed) => {
+    await crashLoop('beads', seed, 1, KILLS);
+  });
+  it.each(SEEDS.length > 0 ? SEEDS : [51])('beads, --parallel 2, seed %d', async (seed) => {
+    await crashLoop('beads', seed, 2, KILLS);
   });
 });
 

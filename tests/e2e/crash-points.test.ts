@@ -10,6 +10,9 @@ import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
 
+// Two tasks each: a kill in the first leaves one to go on with, and the second task's points (#2) are the
+// last iteration's. A third task only costs the suite another iteration per start (88 starts in all).
+
 /** The points one worker in the repository passes through (merged, claimed, pushed, released: several workers or hosts). */
 export const ONE_WORKER: Array<[CrashPoint, number | string]> = [
   ['task_claimed', 1],
@@ -29,7 +32,7 @@ export const ONE_WORKER: Array<[CrashPoint, number | string]> = [
 describe.each<Kind>(['prd', 'speckit'])('%s, one worker: a kill at each durable step, then the same command again', (kind) => {
   it.each(ONE_WORKER)('killed at %s (#%s)', async (point, nth) => {
     sandbox = crashSandbox();
-    const { ids, args } = crashProject(sandbox, kind);
+    const { ids, args } = crashProject(sandbox, kind, 2);
     const crashed = await startNode(sandbox, args, { RALPH_TEST_CRASH_AT: `${point}:${nth}` }).done;
     expect(crashed.signal, `${crashed.stderr}`).toBe('SIGKILL');
     const rerun = await startNode(sandbox, args).done;
@@ -57,7 +60,7 @@ export const PARALLEL: Array<[CrashPoint, number | string]> = [
 describe.each<Kind>(['prd', 'speckit'])('%s, --parallel 2: a kill at each durable step, then the same command again', (kind) => {
   it.each(PARALLEL)('killed at %s (#%s)', async (point, nth) => {
     sandbox = crashSandbox();
-    const { ids, args } = crashProject(sandbox, kind);
+    const { ids, args } = crashProject(sandbox, kind, 2);
     const command = [...args, '--parallel', '2'];
     const crashed = await startNode(sandbox, command, { RALPH_TEST_CRASH_AT: `${point}:${nth}` }).done;
     expect(crashed.signal, `${crashed.stderr}`).toBe('SIGKILL');

@@ -1,6 +1,6 @@
 // A run that died (kill -9, Ctrl+C) and the next start: recovery settles what it left (lib/recovery/).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, prdHistory, prdProject, prdStories, report } from './projects.ts';
@@ -142,7 +142,7 @@ describe('the dry run after a stop says what the run will do, recovery included'
 });
 
 describe('what a git killed half way leaves', () => {
-  it("a worktree record `git worktree add` left locked, and an index.lock no process holds: the next --parallel run gets past both", async () => {
+  it("a worktree record `git worktree add` left locked, and git's lock files no process holds (index, packed-refs, a ref's): the next --parallel run gets past them all", async () => {
     sandbox = crashSandbox();
     const { ids, args } = crashProject(sandbox, 'prd');
     const git = (...rest: string[]) => execFileSync('git', rest, { cwd: sandbox.repo, env: sandbox.env, stdio: 'ignore' });
@@ -150,9 +150,15 @@ describe('what a git killed half way leaves', () => {
     git('worktree', 'lock', '--reason', 'initializing', '.ralph/worktrees/w2');
     rmSync(path.join(sandbox.repo, '.ralph', 'worktrees', 'w2'), { recursive: true, force: true });
     writeFileSync(path.join(sandbox.repo, '.git', 'index.lock'), '');
+    // packed-refs.lock stops every branch deletion (the worker branches at the end); a ref's lock, that ref.
+    writeFileSync(path.join(sandbox.repo, '.git', 'packed-refs.lock'), '');
+    mkdirSync(path.join(sandbox.repo, '.git', 'refs', 'remotes', 'origin'), { recursive: true });
+    writeFileSync(path.join(sandbox.repo, '.git', 'refs', 'remotes', 'origin', 'main.lock'), '');
     const run = await startNode(sandbox, [...args, '--parallel', '2']).done;
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/removed the lock files a git killed mid-command left \(\.git\/index\.lock\): no process holds them/);
+    const removed = /removed the lock files a git killed mid-command left \(([^)]*)\): no process holds them/.exec(run.stderr)?.[1];
+    expect(removed?.split(', ').sort(), run.stderr).toEqual(['.git/index.lock', '.git/packed-refs.lock', '.git/refs/remotes/origin/main.lock']);
+    expect(run.stderr).not.toMatch(/could not delete the worker branch/);
     expectSettled(sandbox, 'prd', ids);
   });
 });

@@ -7,6 +7,7 @@ import { FAKE_BD_VERSIONS } from '../fakes/bd-seed.ts';
 import { needsTool } from '../support/needs-tool.ts';
 import { answer, commitAll, prdHistory, prdProject, prdStories, report, specKitProject, TASKS_PATH } from './projects.ts';
 import { agentCalls, bdCalls, FAST, makeSandbox, readBeads, runRalph, seedBeads, type Sandbox } from './helpers.ts';
+import { expectSettled, startNode } from './crash-helpers.ts';
 
 let sandbox: Sandbox;
 const bwrap = needsTool('bwrap', { apt: 'bubblewrap' });
@@ -44,6 +45,23 @@ function prdScenario(box: Sandbox, byPrompt: Array<{ match: string; steps: unkno
   box.env.FAKE_AGENT_SCENARIO = file;
 }
 
+
+/**
+ * Three PRD stories whose agents finish at once, each writing work/<id>.txt, and a gate of half a second
+ * (a batch waits for a worker still at its own gates for at most that long) that logs each run; the log.
+ */
+function threeAtOnce(box: Sandbox): string {
+  writeFileSync(path.join(box.repo, 'check.sh'), 'sleep 0.5\necho "$(basename "$PWD") $(ls work 2>/dev/null | tr "\\n" " ")" >> "$GATE_LOG"\n');
+  commitAll(box, 'the check');
+  prdProject(box, prdStories(3));
+  const gateLog = path.join(box.root, 'gate-runs.log');
+  box.env.GATE_LOG = gateLog;
+  const marker = (name: string) => path.join(box.root, `marker-${name}`);
+  const all = [marker('1'), marker('2'), marker('3')];
+  const work = (n: number) => ({ [`work/US-00${n}.txt`]: `story ${n}\n` });
+  prdScenario(box, [1, 2, 3].map((n) => ({ match: `**US-00${n}**`, steps: [{ write: work(n), touch: marker(`${n}`), awaitFiles: all, lines: [report('completed')] }, { write: work(n), lines: [report('completed')] }] })));
+  return gateLog;
+}
 
 describe('--parallel N', () => {
   it('PRD: four stories on two workers, each done once and committed on a linear feature branch', async () => {
@@ -371,6 +389,107 @@ describe('--parallel N', () => {
     }
     expect(readFileSync(path.join(sandbox.repo, `parts/story-${second.slice(-1)}.txt`), 'utf8')).toBe(`current${second.slice(-1)}\n`);
     expectWorkersGone(sandbox);
+  });
+
+  it('three tasks ready at once, two of them red together: the batch is gated on its top and bisected; the bad one goes back, every commit on the branch is green and holds its task\'s work and state', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    mkdirSync(path.join(sandbox.repo, 'parts'));
+    writeFileSync(path.join(sandbox.repo, 'parts', 'base.txt'), 'base\n');
+    // The "build" fails on a name declared twice across parts/; every run is logged with what it saw.
+    writeFileSync(path.join(sandbox.repo, 'check.sh'), 'seen="$(basename $PWD) $(git log -1 --format=%h): $(ls parts | tr "\\n" " ")"\ndupes=$(cat parts/*.txt | sort | uniq -d)\nif [ -n "$dupes" ]; then echo "fail $seen" >> "$GATE_LOG"; echo "SyntaxError: Identifier \'$dupes\' has already been declared" >&2; exit 1; fi\necho "pass $seen" >> "$GATE_LOG"\n');
+    commitAll(sandbox, 'parts and the check');
+    prdProject(sandbox, prdStories(3));
+    const gateLog = path.join(sandbox.root, 'gate-runs.log');
+    sandbox.env.GATE_LOG = gateLog;
+    const marker = (name: string) => path.join(sandbox.root, `marker-${name}`);
+    const all = [marker('1'), marker('2'), marker('3')];
+    prdScenario(
+      sandbox,
+      [1, 2, 3].map((n) => ({
+        match: `**US-00${n}**`,
+        steps: [
+          // US-002 and US-003 both declare "current": each passes alone, not together. All three finish at once.
+          { write: { [`parts/story-${n}.txt`]: n === 1 ? 'one\n' : 'current\n' }, touch: marker(`${n}`), awaitFiles: all, lines: [report('completed')] },
+          { write: { [`parts/story-${n}.txt`]: `current${n}\n` }, lines: [report('completed')] },
+        ],
+      })),
+    );
+    const result = await runRalph(sandbox, ['--parallel', '3', '--json', '--gate', 'sh check.sh', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    const records = JSON.parse(result.stdout).records as Array<{ taskId: string; outcome: string; reason: string }>;
+    const failed = records.filter((record) => record.outcome === 'fail');
+    expect(failed, result.stderr).toHaveLength(1);
+    const bad = failed[0]!.taskId;
+    expect(['US-002', 'US-003']).toContain(bad);
+    expect(failed[0]!.reason).toMatch(/^the work passed its gates alone but not merged on [0-9a-f]{12}, with the work landed since: sh check\.sh failed with exit 1: SyntaxError: Identifier 'current' has already been declared; it was not landed/);
+    expect(records.filter((record) => record.taskId === bad).map((record) => record.outcome)).toEqual(['fail', 'pass']);
+    expect(agentCalls(sandbox).map((call) => `${call.stdin}\n${call.argv.join(' ')}`).filter((prompt) => prompt.includes(`**${bad}**`)).at(-1)).toMatch(/Identifier 'current' has already been declared/);
+    // The pair was caught by a gate on a stack holding both (never landed), and the stacks cost few runs: the
+    // three own gates, the bad one's second, and at most three on landing (the batch, its bisection, the rest).
+    const runs = readFileSync(gateLog, 'utf8').split('\n').filter(Boolean);
+    const failing = runs.filter((run) => run.startsWith('fail'));
+    expect(failing.length, runs.join('\n')).toBeGreaterThanOrEqual(1);
+    for (const run of failing) expect(run, runs.join('\n')).toMatch(/story-2\.txt story-3\.txt/);
+    expect(runs.length, runs.join('\n')).toBeLessThanOrEqual(7);
+    // The branch never held a commit that fails the check; each story is marked passing by exactly one
+    // commit, its own (trailers), which holds its work.
+    const shas = git(sandbox, ['rev-list', '--reverse', 'HEAD']).split('\n').filter(Boolean);
+    const done = new Map<string, string[]>();
+    let before = new Set<string>();
+    for (const sha of shas) {
+      const parts = git(sandbox, ['ls-tree', '--name-only', sha, 'parts/']).split('\n').filter(Boolean);
+      const names = parts.flatMap((file) => git(sandbox, ['show', `${sha}:${file}`]).split('\n').filter(Boolean));
+      expect(new Set(names).size, `commit ${sha.slice(0, 12)} holds a duplicate declaration: ${names.join(', ')}`).toBe(names.length);
+      if (!git(sandbox, ['ls-tree', '--name-only', sha, 'prd.json']).trim()) continue;
+      const stories = JSON.parse(git(sandbox, ['show', `${sha}:prd.json`])).userStories as Array<{ id: string; passes: boolean }>;
+      const now = new Set(stories.filter((story) => story.passes).map((story) => story.id));
+      for (const id of now) if (!before.has(id)) done.set(id, [...(done.get(id) ?? []), sha]);
+      before = now;
+    }
+    for (const id of ['US-001', 'US-002', 'US-003']) {
+      expect(done.get(id), `${id} is marked passing by exactly one commit`).toHaveLength(1);
+      const sha = done.get(id)![0]!;
+      expect(git(sandbox, ['diff-tree', '--no-commit-id', '--name-only', '-r', sha]).split('\n'), `${id}'s commit holds its work`).toContain(`parts/story-${id.slice(-1)}.txt`);
+      expect(git(sandbox, ['log', '-1', '--format=%B', sha])).toMatch(new RegExp(`^Ralph-Task: ${id}$[\\s\\S]*^Ralph-Worker: w\\d$`, 'm'));
+    }
+    expectWorkersGone(sandbox);
+  });
+
+  it('three good tasks ready at once: the two that find the branch moved land together after one gate run, each in its own commit with its state', async () => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    const gateLog = threeAtOnce(sandbox);
+    const result = await runRalph(sandbox, ['--parallel', '3', '--json', '--gate', 'sh check.sh', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', completedCount: 3 });
+    // Three own gate runs, none for the first landing (a fast-forward of what was gated), one for the other two.
+    const runs = readFileSync(gateLog, 'utf8').split('\n').filter(Boolean);
+    expect(runs, runs.join('\n')).toHaveLength(4);
+    expect(runs.at(-1), runs.join('\n')).toMatch(/US-001\.txt US-002\.txt US-003\.txt $/);
+    // One commit per story, each holding its work and marking only its own story done.
+    const list = commits(sandbox).filter((commit) => commit.trailers['Ralph-Task']);
+    expect(list.map((commit) => commit.trailers['Ralph-Task']).sort()).toEqual(['US-001', 'US-002', 'US-003']);
+    for (const sha of git(sandbox, ['rev-list', '--max-count=3', 'HEAD']).split('\n').filter(Boolean)) {
+      const id = git(sandbox, ['log', '-1', '--format=%(trailers:key=Ralph-Task,valueonly)', sha]).trim();
+      const files = git(sandbox, ['diff-tree', '--no-commit-id', '--name-only', '-r', sha]).split('\n').filter(Boolean);
+      expect(files, `${id}'s commit holds its work and its state`).toEqual(expect.arrayContaining([`work/${id}.txt`, 'prd.json']));
+      expect(files.filter((file) => file.startsWith('work/')), `${id}'s commit holds no other story's work`).toEqual([`work/${id}.txt`]);
+    }
+    expectWorkersGone(sandbox);
+  });
+
+  // Killed inside a batch of two (the first lander alone, then the other two together): the batch's first
+  // task committed with its state, the second's work on the branch without its state yet.
+  it.each([['merged', 3]])('a batch killed at %s #%i: the same command again settles every task in the commit that holds its work', async (point, nth) => {
+    sandbox = makeSandbox({ branch: 'ralph/demo' });
+    const gateLog = threeAtOnce(sandbox);
+    const command = ['--parallel', '3', '--gate', 'sh check.sh', ...FAST];
+    const crashed = await startNode(sandbox, command, { RALPH_TEST_CRASH_AT: `${point}:${nth}` }).done;
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    // It was a batch: one gate run on a stack of all three before the kill.
+    expect(readFileSync(gateLog, 'utf8'), 'the batch was gated').toMatch(/US-001\.txt US-002\.txt US-003\.txt \n/);
+    const rerun = await startNode(sandbox, command).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expectSettled(sandbox, 'prd', ['US-001', 'US-002', 'US-003']);
   });
 
   it.skipIf(bwrap.skip)(bwrap.title('workers under --sandbox bwrap: each agent writes its own worktree (not the repository beside it), and the work merges back'), async () => {

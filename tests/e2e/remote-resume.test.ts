@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { prdProject, prdStories, report } from './projects.ts';
 import { agentCalls, FAST, makeSandbox, runRalph, type Sandbox } from './helpers.ts';
 import { makeHosts, type Hosts } from './hosts.ts';
+import { expectSettled, startNode } from './crash-helpers.ts';
 
 let sandbox: Sandbox | undefined;
 let cluster: Hosts | undefined;
@@ -118,4 +119,32 @@ describe('--remote: a host killed while landing, restarted with the same command
     expect(cluster!.remote(['rev-parse', BRANCH]).trim()).toBe(head);
     expect(readFileSync(path.join(host1.repo, 'notes.md'), 'utf8')).toBe('mine\n');
   }, 240_000);
+});
+
+describe('--remote: a host killed inside a batch (its tasks ready together, one push for all)', () => {
+  // Three stories whose agents finish at once, on one host with three workers: the first lands alone, the
+  // other two as one batch. Killed with the batch committed in the clone and not pushed (state_written #3),
+  // or once its one push went out (pushed #2): the same command again lands or settles every story once.
+  it.each([['state_written', 3], ['pushed', 2]])('killed at %s #%i: the same command again leaves every story done once on the remote, in the commit that holds its work', async (point, nth) => {
+    sandbox = makeSandbox({ branch: BRANCH });
+    writeFileSync(path.join(sandbox.root, 'check.sh'), 'sleep 0.5\necho "$(ls work 2>/dev/null | tr "\\n" " ")" >> "$GATE_LOG"\n');
+    sandbox.env.GATE_LOG = path.join(sandbox.root, 'gate-runs.log');
+    prdProject(sandbox, prdStories(3));
+    const marker = (n: number) => path.join(sandbox!.root, `marker-${n}`);
+    const work = (n: number) => ({ [`work/US-00${n}.txt`]: `story ${n}\n` });
+    const byPrompt = [1, 2, 3].map((n) => ({ match: `Task: **US-00${n}**`, steps: [{ write: work(n), touch: marker(n), awaitFiles: [1, 2, 3].map(marker), lines: [report('completed')] }, { write: work(n), lines: [report('completed')] }] }));
+    writeFileSync(path.join(sandbox.root, 'scenario.json'), JSON.stringify({ byPrompt, steps: [{ lines: [report('failed')] }] }));
+    sandbox.env.FAKE_AGENT_SCENARIO = path.join(sandbox.root, 'scenario.json');
+    cluster = await makeHosts(sandbox, 1, 'path');
+    const [host] = cluster.hosts as [Sandbox];
+    const command = ['--remote', 'origin', '--parallel', '3', '--gate', `sh ${path.join(sandbox.root, 'check.sh')}`, ...FAST];
+    const crashed = await startNode(host, command, { RALPH_TEST_CRASH_AT: `${point}:${nth}` }).done;
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    expect(readFileSync(sandbox.env.GATE_LOG, 'utf8'), 'the batch was gated as one stack').toMatch(/^US-001\.txt US-002\.txt US-003\.txt $/m);
+    const rerun = await startNode(host, command).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(cluster.remote(['rev-parse', BRANCH]).trim(), 'the clone ends at the remote head').toBe(git(host.repo, ['rev-parse', 'HEAD']).trim());
+    expect(cluster.remote(['for-each-ref', CLAIMS]), `no claim left\n${rerun.stderr}`).toBe('');
+    expectSettled(host, 'prd', ['US-001', 'US-002', 'US-003']);
+  }, 120_000);
 });

@@ -22,6 +22,8 @@ export interface BdIssue {
   priority: number;
   issue_type?: string;
   assignee?: string;
+  /** When the issue was made: bd ready lists by priority, then oldest first. */
+  created_at?: string;
   /** When bd last wrote the issue (every bd prints it; 1.x to the second): how --remote tells a dead host's claim. */
   updated_at?: string;
   /** The lease line (beads' main, 1.3): when the claim ends unless its holder runs `bd heartbeat`. */

@@ -7,6 +7,8 @@ import { errorMessage } from '../../errors.ts';
 import type { Bd, BdIssue } from './bd.ts';
 import { releaseClaim } from './lease.ts';
 import { parseActor } from './workers.ts';
+import { openBlockers } from './state.ts';
+import type { Snapshot, Task } from '../types.ts';
 
 /** Whether `issue` is held by a worker of this run's kind: hostless on one machine, this host's with --remote. */
 export function heldByRalph(issue: BdIssue, host: string | undefined): boolean {
@@ -34,9 +36,8 @@ export async function giveBack(bd: Bd, issue: BdIssue, remote: boolean): Promise
  */
 export async function putBackOrphans(bd: Bd, children: BdIssue[], host: string | undefined, reason: string, shared = false): Promise<string[]> {
   const warnings: string[] = [];
-  for (const child of children.filter((issue) => issue.status === 'in_progress')) {
+  for (const child of children.filter((issue) => isOrphan(issue, host, shared))) {
     const actor = parseActor(child.assignee);
-    if (host === undefined ? shared && actor?.host !== undefined : actor?.host !== host) continue;
     let refused: string | undefined;
     try {
       if (actor || host !== undefined) refused = await giveBack(bd, child, host !== undefined);
@@ -53,6 +54,51 @@ export async function putBackOrphans(bd: Bd, children: BdIssue[], host: string |
     warnings.push(`${child.id} "${child.title}" was left in_progress by ${reason}; put back to open`);
   }
   return warnings;
+}
+
+/** Whether putBackOrphans() puts `issue` back: in_progress, and this run's to put back (see there). */
+export function isOrphan(issue: BdIssue, host: string | undefined, shared: boolean): boolean {
+  if (issue.status !== 'in_progress') return false;
+  const actor = parseActor(issue.assignee);
+  return host === undefined ? !(shared && actor?.host !== undefined) : actor?.host === host;
+}
+
+/** --dry-run: what putBackOrphans() would do with `issue`, as a `would recover:` line says it. */
+export function describePutBack(issue: BdIssue): string {
+  const what = `${issue.id} "${issue.title}"`;
+  return parseActor(issue.assignee)
+    ? `give back ${what}, claimed by ${issue.assignee} for a run of this clone that is gone: open again, unassigned`
+    : `put ${what} back to open: an interrupted run left it in_progress${issue.assignee ? ` (assignee ${issue.assignee})` : ''}`;
+}
+
+/**
+ * --dry-run: the snapshot as the run will see it once recovery put `back` to open: each in the remaining
+ * tasks, and ready unless `shown` (bd show of them) names an open blocker; ready in bd ready's order, by
+ * priority, then oldest first (`children`: the epic's children as listed, with when each was made).
+ */
+export function snapshotOnceBack(snapshot: Snapshot, back: readonly BdIssue[], shown: readonly BdIssue[], children: readonly BdIssue[]): Snapshot {
+  const ids = new Set(back.map((issue) => issue.id));
+  const blockers = openBlockers(shown);
+  const tasks = back.map((issue): Task => ({ id: issue.id, title: issue.title, status: 'open', priority: issue.priority, meta: { type: issue.issue_type } }));
+  const made = new Map(children.map((issue) => [issue.id, issue.created_at ?? '']));
+  const byPriority = (a: Task, b: Task): number => (a.priority ?? 2) - (b.priority ?? 2) || (made.get(a.id) ?? '').localeCompare(made.get(b.id) ?? '');
+  return {
+    ...snapshot,
+    ready: [...snapshot.ready.filter((task) => !ids.has(task.id)), ...tasks.filter((task) => (blockers.get(task.id) ?? []).length === 0)].sort(byPriority),
+    remaining: [...snapshot.remaining.filter((task) => !ids.has(task.id)), ...tasks],
+    done: snapshot.done.filter((task) => !ids.has(task.id)),
+  };
+}
+
+/**
+ * --dry-run, on the children check() listed: what recover() would give back or put back, and the snapshot
+ * as it (and recovery's `redo` of closed beads) would leave it; bd is read, never written.
+ */
+export async function recoveryView(bd: Bd, children: readonly BdIssue[], scope: { host: string | undefined; shared: boolean; redo: readonly string[] }, snapshot: () => Promise<Snapshot>): Promise<{ messages: string[]; snapshot: Snapshot }> {
+  const orphans = children.filter((issue) => isOrphan(issue, scope.host, scope.shared));
+  const back = [...orphans, ...children.filter((issue) => scope.redo.includes(issue.id) && issue.status === 'closed')];
+  const now = await snapshot();
+  return { messages: orphans.map(describePutBack), snapshot: back.length === 0 ? now : snapshotOnceBack(now, back, await bd.showMany(back.map((issue) => issue.id)), children) };
 }
 
 /**

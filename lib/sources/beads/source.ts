@@ -6,7 +6,7 @@ import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from
 import { actorEnv, claimForWorker, createBeadsWorkers, workerActor, workerPrompt } from './workers.ts';
 import { expiredClaim, leaseOf, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './lease.ts';
 import { createClaimKeeper, type ClaimKeeper } from './keeper.ts';
-import { giveBackAfter, putBackOrphans, releaseAtEnd } from './claims.ts';
+import { giveBackAfter, putBackOrphans, recoveryView, releaseAtEnd } from './claims.ts';
 import { fileQuestion, isHumanQuestion, syncQuestions } from './questions.ts';
 import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './remote.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from '../types.ts';
@@ -74,7 +74,8 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   const rejected = new Map<string, { title: string; iteration: number; reasons: string }>();
 
   // Our own agents are the only ones working here (we hold the lock): see beads-claims.ts.
-  const reopenOrphans = (reason: string): Promise<string[]> => putBackOrphans(bd, state.children, host, reason, readBeadsSetup(beadsDirOf(ctx.root, ctx.deps.env), ctx.deps.env).kind === 'server');
+  const shared = (): boolean => readBeadsSetup(beadsDirOf(ctx.root, ctx.deps.env), ctx.deps.env).kind === 'server';
+  const reopenOrphans = (reason: string): Promise<string[]> => putBackOrphans(bd, state.children, host, reason, shared());
 
   // Questions are kept per epic; a bead waiting for an answer is never ready (bd ready still lists it).
   const scope = (): string => epic?.id ?? ctx.config.epic ?? '';
@@ -149,6 +150,17 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       if (!epic) return [];
       await list();
       return [...(await reopenOrphans('an interrupted run')), ...(await answersFromBeads())];
+    },
+
+    // --dry-run, after check() listed the children: what recover() would give back or put back, and the beads
+    // as it (and recovery's `redo`) would leave them.
+    afterRecovery: (redo: readonly string[] = []) => recoveryView(bd, epic ? state.children : [], { host, shared: shared(), redo }, () => source.snapshot()),
+
+    // A worker's agent closed its bead in the shared database, then ralph died before merging its work: the
+    // bead goes back to open, unassigned, to be done again (the work it left is kept on a ralph-kept branch).
+    async redo(task: Task) {
+      await bd.setStatus(task.id, 'open', { assignee: '' });
+      state.carried = false;
     },
 
     // The end of every run: the beads this run's workers still hold go back to open (beads-claims.ts).

@@ -52,6 +52,46 @@ describe('a landing on the remote', () => {
     await dock.close();
   });
 
+  it('a batch: the branch and the release of every claim of its tasks in one push', async () => {
+    const root = tempDir('ralph-atomic-batch-');
+    const bare = path.join(root, 'remote.git');
+    const dir = path.join(root, 'a');
+    const pushes = path.join(root, 'pushes.log');
+    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
+    git(root, 'init', '-q', '--bare', bare);
+    // One line per push: the refs it changes, `ref:created|deleted|updated`, in the order git lists them.
+    const hook = path.join(bare, 'hooks', 'pre-receive');
+    writeFileSync(hook, `#!/bin/sh\nline=''\nwhile read old new ref; do\n  if [ "$old" = ${ZERO} ]; then what=created; elif [ "$new" = ${ZERO} ]; then what=deleted; else what=updated; fi\n  line="$line $ref:$what"\ndone\necho "$line" >> ${JSON.stringify(pushes)}\n`);
+    chmodSync(hook, 0o755);
+    git(root, 'init', '-q', '-b', 'feature/x', dir);
+    for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
+    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+    git(dir, 'add', 'a.txt');
+    git(dir, 'commit', '-qm', 'base');
+    git(dir, 'remote', 'add', 'origin', bare);
+    git(dir, 'push', '-q', 'origin', 'feature/x');
+    const deps: Deps = { ...realDeps(), env: ENV };
+    const main = new Git(dir);
+    const dock = remoteDock({ main, target: { name: 'origin', branch: 'feature/x', host: 'h1', hostId: 'h1-0000', claims: 'refs' }, me: { host: 'h1', clone: dir, run: 'run-1', pid: 1 }, leaseMs: 60_000, waitMs: 10_000, deps, signal: new AbortController().signal, warn: () => undefined, info: () => undefined, head: await main.head() });
+    await dock.join();
+    const head = await dock.target();
+    await dock.claim('T1', head, async () => true);
+    await dock.claim('T2', head, async () => true);
+    for (const task of ['T1', 'T2']) {
+      writeFileSync(path.join(dir, `${task}.txt`), `${task}\n`);
+      git(dir, 'add', `${task}.txt`);
+      git(dir, 'commit', '-qm', `${task} done`);
+    }
+    const landed = git(dir, 'rev-parse', 'HEAD').trim();
+    const before = readFileSync(pushes, 'utf8').trim().split('\n').length;
+    expect(await dock.publish(['T1', 'T2'])).toEqual({ kind: 'landed' });
+    const after = readFileSync(pushes, 'utf8').trim().split('\n').slice(before);
+    expect(after.map((line) => line.trim().split(' ').sort().join(' '))).toEqual(['refs/heads/feature/x:updated refs/ralph/feature%2Fx/claims/T1:deleted refs/ralph/feature%2Fx/claims/T2:deleted']);
+    expect(git(bare, 'rev-parse', 'refs/heads/feature/x').trim()).toBe(landed);
+    expect(git(bare, 'for-each-ref', 'refs/ralph/')).toBe('');
+    await dock.close();
+  });
+
   it('a claim won after another host landed that very task is given up: the task is done, not to redo', async () => {
     const root = tempDir('ralph-landed-');
     const bare = path.join(root, 'remote.git');

@@ -71,6 +71,13 @@ describe('planFor', () => {
     expect(plan.hidden).toEqual([{ path: '/tmp/t/home/.ssh', kind: 'dir' }]);
   });
 
+  it('brings back what the private /dev hides too: a repository, HOME and PATH folders in /dev/shm', () => {
+    const kinds = fs({ ...host, '/dev/shm/t/home': 'dir', '/dev/shm/t/bin': 'dir', '/dev/shm/t/repo': 'dir' });
+    const plan = planFor(context({ root: '/dev/shm/t/repo', home: '/dev/shm/t/home', env: { PATH: '/dev/shm/t/bin:/usr/bin:/dev' }, kindOf: kinds }), '/dev/shm/t/repo');
+    expect(plan.underTmp).toEqual(['/dev/shm/t/bin', '/dev/shm/t/home']);
+    expect(plan.writable).toEqual(['/dev/shm/t/repo']);
+  });
+
   it('binds the shared git folder of a worktree checkout, and a state folder moved by its variable', () => {
     const kinds = fs({ ...host, '/work/main/.git': 'dir', '/data/claude': 'dir' });
     const plan = planFor(context({ gitCommonDir: '/work/main/.git', env: { PATH: '/usr/bin', CLAUDE_CONFIG_DIR: '/data/claude' }, kindOf: kinds }), '/work/repo');
