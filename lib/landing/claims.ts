@@ -198,14 +198,15 @@ export class RemoteClaims {
   }
 
   /**
-   * Deletes the claims of `tasks` that an earlier run of this clone left (killed before it released them):
-   * this run holds the clone's lock, so no other run of it lives. Returns the tasks whose claim went.
+   * Deletes the claims of `tasks` (every task when absent) that an earlier run of this clone left (killed
+   * before it released them): this run holds the clone's lock, so no other run of it lives. Returns the
+   * tasks whose claim went.
    */
-  dropLeftBehind(tasks: readonly string[]): Promise<string[]> {
+  dropLeftBehind(tasks?: readonly string[]): Promise<string[]> {
     return this.serial(async () => {
       const dropped: string[] = [];
       for (const claim of await this.read()) {
-        if (!tasks.includes(claim.task) || this.isMine(claim) || claim.clone !== this.o.me.clone || claim.host !== this.o.me.host) continue;
+        if ((tasks && !tasks.includes(claim.task)) || this.isMine(claim) || claim.clone !== this.o.me.clone || claim.host !== this.o.me.host) continue;
         const pushed = parsePushOutcome(await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${claim.ref}:${claim.sha}`, `:${claim.ref}`], 15_000), { claim: claim.ref });
         if (pushed.kind !== 'landed') continue; // taken over meanwhile, or out of reach: it expires
         await this.unsee(claim.task);

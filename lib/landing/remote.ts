@@ -125,6 +125,17 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       return { value: head };
     });
 
+  /**
+   * The claims an earlier run of this clone left (killed before it released them) go, once whatever it had
+   * landed here is on the remote: this run holds the clone's lock, so that run is dead, and its tasks are
+   * this run's to settle (recovery put back what it had not landed). Never before: another host would take
+   * a task whose landing still waits in this clone, and do it twice.
+   */
+  const dropLeftBehind = async (): Promise<string[]> => {
+    const dropped = (await refs?.dropLeftBehind()) ?? [];
+    return dropped.length > 0 ? [`released the ${dropped.length === 1 ? 'claim' : 'claims'} a killed run of this clone left on ${dropped.join(', ')}`] : [];
+  };
+
   const dock: RemoteDock = {
     remote: target,
     lock,
@@ -262,7 +273,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         const dropped = (await refs?.dropLeftBehind(tasksLanded(await unpushedCommits(main, head, mine), target.host))) ?? [];
         messages.push(`pushed this clone's new commits on ${target.branch} (up to ${mine.slice(0, 12)}) to ${target.name}${released(dropped)}`);
         lock.published = mine;
-        return messages;
+        return [...messages, ...(await dropLeftBehind())];
       }
       if (head !== mine && !(await main.contains(head, mine))) {
         // This clone's own unpushed landing (a run killed before its push): replayed on the remote's head.
@@ -270,12 +281,12 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         if (resumed) {
           lock.published = resumed.head;
           look = { head: resumed.head, at: o.deps.now() };
-          return [...messages, resumed.message];
+          return [...messages, resumed.message, ...(await dropLeftBehind())];
         }
       }
       const at = await lock.run(() => this.target());
       if (at && at !== mine) messages.push(`this clone's ${target.branch} moved to ${target.name}'s head ${at.slice(0, 12)}`);
-      return messages;
+      return [...messages, ...(await dropLeftBehind())];
     },
 
     async close() {

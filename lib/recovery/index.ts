@@ -19,6 +19,8 @@ import { hashPath, Journal, readJournal, stepAtLeast, type InFlight, type Journa
 export interface Settled {
   kind: 'agent' | 'iteration' | 'task' | 'worktree' | 'leftovers';
   message: string;
+  /** Said as news, not as a warning: what a run forced to exit (a second Ctrl+C) left, as it was meant to. */
+  quiet?: boolean;
 }
 
 /** Which uncommitted paths are the user's, told apart from a dead run's work by that run's journal. */
@@ -115,8 +117,11 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   journal.listen();
   const changedMeanwhile = evidence.userPaths.filter((file) => previous?.userPaths[file] !== undefined && hashPath(ctx.root, file) !== previous.userPaths[file]);
   if (changedMeanwhile.length > 0) settled.push({ kind: 'leftovers', message: `yours from before the run and changed since it began (${listPaths(changedMeanwhile)}): still yours, left out of ralph's commits` });
+  // A run forced to exit (a second Ctrl+C) wrote its end at once: what it left is what the user chose to stop.
+  const forced = previous?.ended?.forced === true;
   if (evidence.leftovers.length > 0) {
-    settled.push({ kind: 'leftovers', message: `uncommitted work the run that died left (${count(evidence.leftovers)}: ${listPaths(evidence.leftovers)}) is its agents' work, not yours: it goes with its task's work` });
+    const who = forced ? 'the run forced to exit (a second Ctrl+C)' : 'the run that died';
+    settled.push({ kind: 'leftovers', message: `uncommitted work ${who} left (${count(evidence.leftovers)}: ${listPaths(evidence.leftovers)}) is its agents' work, not yours: it goes with its task's work`, quiet: forced });
   }
   // The workers' worktrees first: what they hold unmerged goes to a kept branch, judged against the branch
   // as the dead run left it (a landing completed below amends its commit).
@@ -125,7 +130,7 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
     const message = entry.worker === undefined ? await settleInFlight(ctx, guard, journal, entry, evidence.leftovers) : await settleLanding(ctx, guard, journal, entry);
     if (message) settled.push({ kind: 'iteration', message });
   }
-  for (const message of await ctx.source.recover()) settled.push({ kind: 'task', message });
+  for (const message of await ctx.source.recover()) settled.push({ kind: 'task', message, quiet: forced });
   return { settled, guard, journal, evidence };
 }
 

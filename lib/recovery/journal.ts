@@ -40,7 +40,7 @@ export interface JournalData {
    * The run ended through its door (Ctrl+C, a failure) with iterations under way: when, and its uncommitted
    * work then, with a hash of each path's content. A path changed since, or new, is the user's.
    */
-  ended?: { at: string; work: Record<string, string | null> };
+  ended?: { at: string; work: Record<string, string | null>; forced?: boolean };
 }
 
 /** The content hash the journal keeps for a path (null when there is no file). */
@@ -151,6 +151,20 @@ export class Journal {
       // (a full disk: the run already failed saying so) the journal stays as last written, with no end
       // recorded, so the next start counts every other path as the run's work, as after a crash
     }
+  }
+
+  /**
+   * A forced exit (a second Ctrl+C: lib/process/cleanup.ts), its agents just killed: the end written at
+   * once, synchronously, as close() writes it, with the work uncommitted now (`changed`, from a synchronous
+   * git status), so the next start tells the run's work from what the user changes afterwards. Kept even
+   * with nothing under way: an iteration just put back may have left work the clean end had yet to name.
+   */
+  closeNow(changed: () => string[]): void {
+    this.stopListening();
+    const left: Record<string, string | null> = {};
+    for (const file of changed()) left[file] = hashPath(this.root, file);
+    this.data.ended = { at: new Date().toISOString(), work: left, forced: true };
+    this.write();
   }
 
   private write(): void {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { accessSync, constants, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -62,6 +63,11 @@ export function parseStatusV2(output: string): WorkTreeState {
     }
   }
   return state;
+}
+
+/** The uncommitted paths of the work tree at `cwd`, from a synchronous `git status` (a forced exit has no event loop left). */
+export function changedNow(cwd: string): string[] {
+  return parseStatusV2(execFileSync('git', ['status', '--porcelain=v2', '-z', '--untracked-files=all'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })).changed;
 }
 
 /** The git facts and actions a run needs, through simple-git. */

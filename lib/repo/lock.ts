@@ -233,7 +233,9 @@ export function refuseIfHeld(root: string, now = Date.now()): void {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
     state = inspectLock(root, now + waited + 25);
   }
-  if (state.held && !state.watch) throw heldError(path.join(root, LOCK_FILE), state);
+  // Still no .ralph.lock: a run killed between taking the directory and writing it leaves just that (a crash
+  // loop's kill at the start). Only its heartbeat can tell, and acquireLock() watches it: not refused here.
+  if (state.held && !state.watch && state.info) throw heldError(path.join(root, LOCK_FILE), state);
 }
 
 /** How long a refusal waits for a run that is starting up to write who it is. */

@@ -10,6 +10,7 @@ import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, Prere
 import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../repo/exclude.ts';
+import { changedNow } from '../repo/git.ts';
 import { CommitGuard, startNotes } from '../repo/commit-set.ts';
 import { isRalphFile } from '../repo/paths.ts';
 import { inspectLock, type HeldLock } from '../repo/lock.ts';
@@ -22,6 +23,7 @@ import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
 import { recoverRun } from '../recovery/index.ts';
+import { amendLanding } from '../landing/amend.ts';
 import { reached } from '../recovery/crash-points.ts';
 import type { Journal } from '../recovery/journal.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
@@ -69,6 +71,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   let lock: HeldLock | undefined;
   /** What the run has under way, for the next start after a crash (lib/recovery/journal.ts). */
   let journal: Journal | undefined;
+  /** What a forced exit writes of the journal (once recovery made it). */
+  let forcedEnd: (() => void) | undefined;
   let prepared: Prepared | undefined;
   /** --pr: pushes as work lands, and the pull request at the end. */
   let handover: Handover | undefined;
@@ -128,6 +132,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     const dropForced = onForcedExit(() => {
       killActiveNow();
+      forcedEnd?.();
       held.releaseSync();
     });
     // `ralph stop` and `ralph pause` from another terminal, addressed to this lock.
@@ -166,13 +171,22 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
         gates: runGatesIn,
         // Work a dead run's agent left is adopted with ralph's commit in every mode but --no-commit (as a live run commits what an agent leaves).
         commit: prepared.commitMode !== 'off' && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
-        amendState: commitOn && config.parallel > 1 && !prepared.remote ? (guard) => guard.commit(git, '', {}, { only: source.workers.stateFiles(), amend: true, noVerify: true }) : undefined,
+        // --remote: a landing merged here but killed before its push is recorded into its commit all the same
+        // (the join pushes or replays it with its state); a commit the remote has is never amended.
+        amendState: commitOn && (config.parallel > 1 || prepared.remote) ? (guard) => amendLanding(git, guard, source.workers.stateFiles(), prepared!.remote) : undefined,
         sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
         remote: prepared.remote !== undefined,
       });
       journal = recovery.journal;
+      // A forced exit ends the journal at once, with the work in the tree then: the next start puts the task
+      // back as after a clean end, and what the user changes meanwhile stays theirs.
+      const forcedJournal = journal;
+      forcedEnd = () => forcedJournal.closeNow(() => changedNow(root).filter((file) => !isRalphFile(file) && !(file in forcedJournal.userPaths)));
       const guard = recovery.guard;
-      for (const item of recovery.settled) warn(item.message);
+      for (const item of recovery.settled) {
+        if (item.quiet) bus.emit({ type: 'info', message: item.message });
+        else warn(item.message);
+      }
       // The session the dead run left without an end: ended now, its report written (not "running" forever).
       const died = await closeDeadSession(root, sessionId, async () => (await source.snapshot()).remaining.length, (dead) => redactor.deep(dead), deps.now()).catch((error: unknown) => `could not record the end of the session a dead run left: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
       if (died) warn(died);
@@ -298,6 +312,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   // Nothing under way any more (else the next start settles it): the journal goes, the status is final.
   // (Its work left uncommitted then is recorded: what changes after this is the user's.)
   const guardPaths = journal?.userPaths;
+  forcedEnd = undefined;
   await journal?.close(async () => (await prepared!.git.state()).changed.filter((file) => !isRalphFile(file) && !(guardPaths && file in guardPaths)));
   bus.emit({ type: 'session_end', summary });
   await bus.close();

@@ -138,7 +138,11 @@ export class Worktrees {
     const head = await tree.git.head();
     if (!head || head === tree.base) return { leftOut, saved };
     // Work the feature branch already holds is not worth a branch of its own.
-    if (await tree.git.contains(`refs/heads/${await this.featureBranchName()}`, head)) return { leftOut, saved };
+    const feature = `refs/heads/${await this.featureBranchName()}`;
+    if (await tree.git.contains(feature, head)) return { leftOut, saved };
+    // Nor work whose every change the feature branch holds as it is: a landing whose commit was amended with
+    // the task's state there (a run killed after its merge leaves the worktree at the commit before).
+    if (await holdsChanges(tree.git, feature, head, stateFiles)) return { leftOut, saved };
     const name = `${KEPT_BRANCH_PREFIX}${safeName(label.session)}/${safeName(label.task)}-i${label.iteration}`;
     await this.main.raw(['branch', '-f', name, head]);
     return { branch: name, leftOut, saved };
@@ -216,7 +220,7 @@ export class Worktrees {
     await this.main.attempt(['worktree', 'prune']);
     const branches = (await this.main.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${WORKER_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean);
     for (const branch of branches) {
-      const merged = await this.main.contains('HEAD', branch);
+      const merged = (await this.main.contains('HEAD', branch)) || (await holdsChanges(this.main, 'HEAD', branch, stateFiles));
       if (!merged) {
         const kept = `${KEPT_BRANCH_PREFIX}${safeName(session)}/${safeName(branch.slice(WORKER_BRANCH_PREFIX.length))}-leftover`;
         await this.main.attempt(['branch', '-f', kept, branch]);
@@ -226,6 +230,15 @@ export class Worktrees {
     }
     return messages;
   }
+}
+
+/** Whether `feature` has every path `head` changed since their merge base (state files aside) as `head` has it. */
+async function holdsChanges(git: Git, feature: string, head: string, stateFiles: readonly string[]): Promise<boolean> {
+  const base = await git.attempt(['merge-base', feature, head]);
+  if (!base.ok || !base.output.trim()) return false;
+  const changed = (await git.raw(['diff', '--name-only', '--no-renames', base.output.trim(), head])).split('\n').filter((file) => file && !matchesAny(file, stateFiles));
+  if (changed.length === 0) return false;
+  return (await git.raw(['--literal-pathspecs', 'diff', '--name-only', '--no-renames', feature, head, '--', ...changed])).trim() === '';
 }
 
 /** Branches holding work ralph kept instead of merging, newest name last. */

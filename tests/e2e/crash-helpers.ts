@@ -8,6 +8,7 @@ import { bdCalls, FAKES, FAST, makeSandbox, PROJECT, readBeads, seedBeads, stand
 import type { FakeBdVersion } from '../fakes/bd-seed.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 import { FEATURE, prdHistory, prdProject, prdStories, specKitProject } from './projects.ts';
+import { makeHosts, type Hosts, type Transport } from './hosts.ts';
 
 export const BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
 
@@ -210,3 +211,69 @@ export const ONE_WORKER: Array<[CrashPoint, number | string]> = [
   ['state_written', 2],
   ['status_written', 1],
 ];
+
+// Two hosts on one remote (--remote), each a clone with its own ralph (tests/e2e/hosts.ts).
+
+export const BRANCH = 'ralph/night';
+const gitIn = (dir: string, args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+/** A sandbox on BRANCH whose `claude` is the crash tests' agent, with a PRD of `count` stories, and its hosts. */
+export async function crashHosts(transport: Transport, count = 2): Promise<{ box: Sandbox; cluster: Hosts; ids: string[]; args: string[] }> {
+  const box = makeSandbox({ agents: [], branch: BRANCH });
+  symlinkSync(path.join(FAKES, 'crash-agent.mjs'), path.join(box.bin, 'claude'));
+  box.env.CRASH_AGENT_LOG = path.join(box.root, 'crash-agent.log');
+  const { ids, args } = crashProject(box, 'prd', count);
+  const cluster = await makeHosts(box, 2, transport);
+  // A long lease: a claim the killed run left must be taken back by its clone's next start, never waited out.
+  return { box, cluster, ids, args: ['--remote', 'origin', '--lease', '60s', ...args] };
+}
+
+/** Whether `id` passes in prd.json at `sha` of the bare repository. */
+const passes = (hosts: Hosts, id: string, sha: string): boolean => {
+  try {
+    return (JSON.parse(hosts.remote(['show', `${sha}:prd.json`])) as { userStories: Array<{ id: string; passes: boolean }> }).userStories.find((story) => story.id === id)?.passes === true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * What every run of two hosts ends with, on the remote's branch: each story flipped to passing by exactly
+ * one commit, its own (Ralph-Task), holding its work (work/<id>.txt), never flipped back; one completed
+ * history record per story; a linear history; no claim; each clone at the remote's head, clean, with no
+ * journal, lock or worker branch left, and no kept branch (`sweptKept`: but what a killed run's worktree
+ * held with its agent at work, kept by the sweep in the clone).
+ */
+export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKept = false): void {
+  const shas = hosts.remote(['rev-list', '--reverse', BRANCH]).split('\n').filter(Boolean);
+  for (const id of ids) {
+    const flips: string[] = [];
+    let before = false;
+    for (const sha of shas) {
+      const now = passes(hosts, id, sha);
+      expect(before && !now, `${id} went back to not done in ${sha}`).toBe(false);
+      if (!before && now) flips.push(sha);
+      before = now;
+    }
+    expect(flips, `${id} is marked done by exactly one commit`).toHaveLength(1);
+    expect(hosts.remote(['diff-tree', '--no-commit-id', '--name-only', '-r', flips[0]!]).split('\n'), `the commit marking ${id} done holds its work`).toContain(`work/${id}.txt`);
+    expect(hosts.remote(['log', '-1', '--format=%B', flips[0]!]), `the commit marking ${id} done is ${id}'s own`).toMatch(new RegExp(`^Ralph-Task: ${id}$`, 'm'));
+  }
+  const records = hosts.remote(['ls-tree', '-r', '--name-only', BRANCH]).split('\n').filter((file) => /history\/iteration-\d+\.json$/.test(file));
+  const completed = records.map((file) => JSON.parse(hosts.remote(['show', `${BRANCH}:${file}`])) as { taskId: string; completionStatus: string }).filter((record) => record.completionStatus === 'completed');
+  expect(completed.map((record) => record.taskId).sort(), 'one completed history record per story').toEqual([...ids].sort());
+  expect(hosts.remote(['log', '--format=%P', BRANCH]).trim().split('\n').every((parents) => parents.split(' ').length <= 1), 'a linear history').toBe(true);
+  expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']), 'no claim left on the remote').toBe('');
+  expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/heads/ralph-kept/']), 'no kept branch needed').toBe('');
+  const head = hosts.remote(['rev-parse', BRANCH]).trim();
+  for (const host of hosts.hosts) {
+    expect(gitIn(host.repo, ['status', '--porcelain', '--untracked-files=all']), `${host.repo} is clean`).toBe('');
+    expect(gitIn(host.repo, ['rev-parse', 'HEAD']).trim(), `${host.repo} at the remote's head`).toBe(head);
+    expect(gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), `no worker branch left in ${host.repo}`).toBe('');
+    const kept = gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean);
+    // A worktree (or its branch, when a kill cut the sweep short) a kill found with an agent at work: its
+    // unjudged work kept by the sweep, the task run again.
+    expect(kept.filter((branch) => !(sweptKept && /^ralph-kept\/[^/]+\/w\d+-leftover(-ix)?$/.test(branch))), 'no kept branch needed').toEqual([]);
+    expect(gitIn(host.repo, ['ls-files', '--others', '--ignored', '--exclude-standard', '.ralph/journal.json', '.ralph.lock']).trim(), 'no journal, no lock left').toBe('');
+  }
+}

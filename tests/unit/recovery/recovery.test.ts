@@ -91,6 +91,22 @@ describe('Journal', () => {
     expect(existsSync(path.join(root, JOURNAL_FILE))).toBe(false);
   });
 
+  it('a forced exit writes its end at once, even with nothing under way: the work then is the run’s, what changes after is the user’s', () => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'ralph-journal-'));
+    writeFileSync(path.join(root, 'half.txt'), 'half\n');
+    const made = new Journal(root, { session: 's1', pid: 7, startedAt: 'now', userPaths: {}, inflight: [] });
+    made.listener().reached('task_claimed', { iteration: 1, task: { id: 'US-001', title: 'One' } });
+    made.closeNow(() => ['half.txt']);
+    const previous = readJournal(root)!;
+    expect(previous.ended).toMatchObject({ forced: true, work: { 'half.txt': hashPath(root, 'half.txt') } });
+    writeFileSync(path.join(root, 'later.txt'), 'mine\n');
+    expect(splitChanged(['half.txt', 'later.txt'], previous, [], (file) => hashPath(root, file))).toEqual({ previous, userPaths: ['later.txt'], leftovers: ['half.txt'] });
+    // The announcements stopped with it; with nothing under way the end is written all the same.
+    made.listener().ended(1);
+    made.closeNow(() => []);
+    expect(readJournal(root)?.ended).toMatchObject({ forced: true, work: {} });
+  });
+
   it('an unreadable journal is no evidence', () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'ralph-journal-'));
     writeFileSync(path.join(root, '.ralph-x'), '');

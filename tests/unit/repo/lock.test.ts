@@ -307,6 +307,13 @@ describe('refuseIfHeld (before a run prepares anything)', () => {
     writeLock(root, 999_999, taken);
     refuseIfHeld(root);
   });
+
+  it('lets a fresh lock directory with no .ralph.lock through (a run killed before writing it): acquireLock watches its heartbeat', () => {
+    const root = temp();
+    heartbeat(root, 0);
+    expect(inspectLock(root)).toMatchObject({ held: true, stale: false, reason: 'its holder is starting up' });
+    expect(() => refuseIfHeld(root)).not.toThrow();
+  });
 });
 
 describe('lock file format', () => {
