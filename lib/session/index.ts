@@ -10,8 +10,7 @@ import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, Prere
 import { fileSystemError } from '../repo/fs-errors.ts';
 import { EventBus, type IterationRecord, type RunSummary } from '../events.ts';
 import { excludeRalphFiles } from '../repo/exclude.ts';
-import { changedNow } from '../repo/git.ts';
-import { CommitGuard, startNotes } from '../repo/commit-set.ts';
+import type { CommitGuard } from '../repo/commit-set.ts';
 import { isRalphFile } from '../repo/paths.ts';
 import { inspectLock, type HeldLock } from '../repo/lock.ts';
 import type { Task } from '../sources/types.ts';
@@ -22,16 +21,14 @@ import { printError } from '../view/print-error.ts';
 import { ensurePrivateDir, PRIVATE_FILE } from '../repo/private-files.ts';
 import { Redactor, redactingOutput } from '../redact/index.ts';
 import { printPlan } from './plan.ts';
-import { recoverRun } from '../recovery/index.ts';
-import { amendLanding } from '../landing/amend.ts';
 import { reached } from '../recovery/crash-points.ts';
 import type { Journal } from '../recovery/journal.ts';
 import { prepare, type CommandLine, type Prepared } from './prepare.ts';
 import { newSessionId } from './id.ts';
-import { takeLeftWork } from './left-work.ts';
 import { createConvergence, DEFAULT_MAX_CONVERGE } from './converge.ts';
 import { AgentRoster } from '../iteration/agent-roster.ts';
 import { summarizeLeft, summarizer } from './summary.ts';
+import { giveBack, runOnExit, writeSessionReport } from './ending.ts';
 import type { Handover } from '../pr/index.ts';
 import { questionsAtStart } from '../questions/index.ts';
 
@@ -105,15 +102,13 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
 
     // What only a real run needs is loaded now: --dry-run (above) starts without the loop, the agent
     // runner, the gates and the lock's library.
-    const [{ acquireLock }, { runLoop }, { Worktrees }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { stopOrphanedAgent }, { closeDeadSession }] = await Promise.all([
+    const [{ acquireLock }, { runLoop }, { resolveGates, runGates }, { createUsageWait }, { killActiveNow }, { recoverAtStart }] = await Promise.all([
       import('../repo/lock.ts'),
       import('./loop.ts'),
-      import('./worktrees.ts'),
       import('../gates.ts'),
       import('../iteration/usage-wait.ts'),
       import('../process/runner.ts'),
-      import('../process/agent-pid.ts'),
-      import('./dead-session.ts'),
+      import('./recover.ts'),
     ]);
     lock = await acquireLock({
       root,
@@ -143,53 +138,13 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       // The gates get the worker's sandbox; a reviewer's run gets its own CLI's state.
       const wrap = sandbox ? (command: Command, cwd: string, agent: Agent = workerAgent) => sandbox.wrap(command, cwd, agent) : undefined;
       const gateCommands = source.gatesByDefault || config.extra.has('gate') ? resolveGates(root, config) : [];
-      const commitOn = prepared.commitMode === 'ralph';
       const git = prepared.git;
       const runGatesIn = gateCommands.length > 0 ? (_iteration: number, cwd: string) => runGates(gateCommands, { cwd, signal, timeoutMs: config.timeout, graceMs: config.killGrace, wrap: wrap && ((command) => wrap(command, cwd)) }) : undefined;
       const commitTask = (guard: CommitGuard, task: Task, iteration: number, changed?: readonly string[]) => guard.commit(git, redactor.text(`ralph: ${task.id} ${task.title}`), { 'Ralph-Iteration': String(iteration), 'Ralph-Task': redactor.text(task.id) }, changed ? { changed } : {});
-      // Everything a run that died left (lib/recovery/): its agents, its iterations under way, its work in
-      // the tree told apart from the user's own changes, tasks left in an iteration, worktrees. What the user
-      // had changed before the run stays theirs: left out of every commit of ralph's.
-      let left: { paths: ReadonlySet<string>; notes: string[] } = { paths: new Set(), notes: [] };
-      const recovery = await recoverRun({
-        root,
-        sessionId,
-        git,
-        source,
-        maxIterations: prepared.maxIterations,
-        stopOrphans: () => stopOrphanedAgent(root, config.killGrace),
-        // Read once the lock is held: before it, the changes could be another run's state in flight. Work an
-        // iteration of an earlier run left when that run ended before its verdict is not the user's either.
-        makeGuard: (userPaths) => {
-          left = takeLeftWork(root, userPaths, commitOn);
-          return new CommitGuard(new Set(userPaths.filter((file) => !left.paths.has(file) && !isRalphFile(file))), () => source.workers.stateFiles(), redactor);
-        },
-        notes: (evidence) => {
-          for (const note of startNotes(evidence.userPaths.filter((file) => !left.paths.has(file)), source.workers.stateFiles(), prepared!.commitMode)) warn(note);
-          for (const note of left.notes) bus.emit({ type: 'info', message: note });
-        },
-        gates: runGatesIn,
-        // Work a dead run's agent left is adopted with ralph's commit in every mode but --no-commit (as a live run commits what an agent leaves).
-        commit: prepared.commitMode !== 'off' && config.parallel === 1 && !prepared.remote ? commitTask : undefined,
-        // --remote: a landing merged here but killed before its push is recorded into its commit all the same
-        // (the join pushes or replays it with its state); a commit the remote has is never amended.
-        amendState: commitOn && (config.parallel > 1 || prepared.remote) ? (guard) => amendLanding(git, guard, source.workers.stateFiles(), prepared!.remote) : undefined,
-        sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
-        remote: prepared.remote !== undefined,
-      });
-      journal = recovery.journal;
-      // A forced exit ends the journal at once, with the work in the tree then: the next start puts the task
-      // back as after a clean end, and what the user changes meanwhile stays theirs.
-      const forcedJournal = journal;
-      forcedEnd = () => forcedJournal.closeNow(() => changedNow(root).filter((file) => !isRalphFile(file) && !(file in forcedJournal.userPaths)));
-      const guard = recovery.guard;
-      for (const item of recovery.settled) {
-        if (item.quiet) bus.emit({ type: 'info', message: item.message });
-        else warn(item.message);
-      }
-      // The session the dead run left without an end: ended now, its report written (not "running" forever).
-      const died = await closeDeadSession(root, sessionId, async () => (await source.snapshot()).remaining.length, (dead) => redactor.deep(dead), deps.now()).catch((error: unknown) => `could not record the end of the session a dead run left: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
-      if (died) warn(died);
+      const recovered = await recoverAtStart({ prepared, sessionId, redactor, now: () => deps.now(), warn, info: (message) => bus.emit({ type: 'info', message }), gates: runGatesIn, commitTask });
+      journal = recovered.journal;
+      forcedEnd = recovered.forcedEnd;
+      const guard = recovered.guard;
       if (prepared.pr) {
         const title = redactor.text(source.title?.() ?? prepared.pr.branch);
         handover = new (await import('../pr/index.ts')).Handover({ target: prepared.pr, git: prepared.git, deps, root, sessionId, guard, title, signal, stopRequested: () => control.stopRequested(), info: (message) => bus.emit({ type: 'info', message }), warn, landedByRemote: prepared.remote?.name === prepared.pr.remote });
@@ -288,27 +243,12 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     if (!finished) await lock?.release();
   }
   // However the run ended (0, 1, 2, 130): what it still holds in a shared task database goes back (beads: its workers' claims).
-  if (lock && finished && prepared?.source.release) {
-    try {
-      for (const message of await prepared.source.release()) warn(message);
-    } catch (error) {
-      warn(`could not give back what this run holds in ${prepared.source.name}: ${errorMessage(error)}`);
-    }
-  }
+  if (lock && finished && prepared) await giveBack(prepared.source, warn);
   // The summary feeds the session record, both reports, --json and the on-exit hook: redacted once here.
   summary = redactor.deep(summary);
   // --pr: the last push and the pull request, once the run's summary (the body) is known; never a failure.
   if (handover) summary = { ...summary, pr: redactor.deep(await handover.finish(summary, callerSignal)) };
-  let report = '';
-  if (lock && prepared) {
-    try {
-      const reports = (await import('../report/index.ts')).writeReports(prepared.root, summary);
-      report = reports.markdown;
-      bus.emit({ type: 'info', message: `report: ${reports.markdown} (HTML: ${reports.html})` });
-    } catch (error) {
-      warn(`could not write the session report: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
-    }
-  }
+  const report = lock && prepared ? await writeSessionReport(prepared.root, summary, (message) => bus.emit({ type: 'info', message }), warn) : '';
   // Nothing under way any more (else the next start settles it): the journal goes, the status is final.
   // (Its work left uncommitted then is recorded: what changes after this is the user's.)
   const guardPaths = journal?.userPaths;
@@ -321,9 +261,6 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   await lock?.release();
   if (json) deps.stdout.write(`${JSON.stringify(summary)}\n`);
   const onExit = (prepared?.config.extra.get('on-exit') ?? flags.get('on-exit')) as string | undefined;
-  if (onExit) {
-    const variables = redactor.deep({ RALPH_STATUS: summary.status, RALPH_EXIT_CODE: String(summary.exitCode), RALPH_REPORT: report, RALPH_SESSION: summary.sessionId });
-    await (await import('./exit-hook.ts')).runOnExitHook(onExit, variables, prepared?.root ?? deps.cwd, 60_000, { baseEnv: deps.env, stderr: deps.stderr });
-  }
+  if (onExit) await runOnExit(onExit, summary, report, redactor, prepared?.root ?? deps.cwd, deps);
   return summary.exitCode;
 }
