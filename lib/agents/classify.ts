@@ -24,6 +24,8 @@ const FATAL_RULES: readonly FatalRule[] = [
   { pattern: /unexpected argument|unknown option|unrecognized option|unknown arguments?:/i, hint: 'the agent CLI rejected a flag; check extra arguments after -- and the CLI version' },
   { pattern: /not running in a trusted directory/i, hint: 'trust the folder for the agent (gemini: --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true)' },
   { pattern: /No API key found\. Starting login flow/i, hint: 'set the agent API key (e.g. AMP_API_KEY) before starting ralph' },
+  // bubblewrap's own words (--sandbox bwrap): the sandbox did not start the agent, and will not next time either.
+  { pattern: /^bwrap: .+/m, hint: "--sandbox bwrap could not start the agent (bubblewrap's own error): a binary or folder the agent needs may be hidden inside the sandbox; run once without --sandbox to compare" },
 ];
 
 /** Decides how the loop treats a finished agent run; the output decides, not the exit code. */

@@ -118,6 +118,18 @@ describe('claude recordings', () => {
     expect(run.classify(exited(1))).toMatchObject({ kind: 'fatal', reason: expect.stringContaining("--agent 'nosuch' not found"), hint: expect.stringContaining('--agent-profile') });
   });
 
+  it("bubblewrap's own error (the sandbox could not start the agent) is fatal, not retried", () => {
+    const transcript = newTranscript();
+    const stderr = 'bwrap: execvp claude: No such file or directory\n';
+    record(transcript, { kind: 'other', text: stderr.trim() });
+    const verdict = classifyRun(claude, transcript, exited(1, { stderrTail: stderr }), NOW);
+    expect(verdict).toMatchObject({ kind: 'fatal', reason: 'bwrap: execvp claude: No such file or directory', hint: expect.stringContaining('--sandbox bwrap') });
+    // The agent's own words about bwrap are not bubblewrap's.
+    const said = newTranscript();
+    record(said, { kind: 'other', text: 'I ran bwrap: it failed' });
+    expect(classifyRun(claude, said, exited(1, { stderrTail: 'the tests use bwrap: see the docs\n' }), NOW)).toMatchObject({ kind: 'transient' });
+  });
+
   it('refusing root is fatal with the IS_SANDBOX hint', () => {
     const transcript = newTranscript();
     const stderr = '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n';
