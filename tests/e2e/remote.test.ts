@@ -30,13 +30,16 @@ function storiesRun(host: Sandbox): string[] {
   return agentCalls(host).map((call) => /Task: \*\*(US-\d+)\*\*/.exec(`${call.stdin ?? ''} ${call.argv.join(' ')}`)?.[1] ?? '?');
 }
 
+// Eight stories for six workers (three hosts × two): every host lands some, and landings meet at the remote.
+const STORIES = 8;
+
 describe('--remote: several hosts on one feature', () => {
-  it('PRD: three hosts × two workers finish twelve stories, each once, on a linear remote branch; nothing of ralph left there', async () => {
+  it('PRD: three hosts × two workers finish eight stories, each once, on a linear remote branch; nothing of ralph left there', async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, prdStories(12));
+    prdProject(sandbox, prdStories(STORIES));
     scenario(
       sandbox,
-      Array.from({ length: 12 }, (_, index) => ({
+      Array.from({ length: STORIES }, (_, index) => ({
         match: `Task: **US-${String(index + 1).padStart(3, '0')}**`,
         steps: [{ write: { [`story-${index + 1}.txt`]: `story ${index + 1}\n` }, workMs: 300, lines: [report('completed', `learned ${index + 1}`)] }],
       })),
@@ -48,19 +51,19 @@ describe('--remote: several hosts on one feature', () => {
     const summaries = results.map((result) => JSON.parse(result.stdout));
     // Every story ran on exactly one host (no story done twice), and the hosts shared the work.
     const ran = cluster.hosts.flatMap(storiesRun);
-    expect(ran.sort()).toEqual(prdStories(12).userStories.map((story) => story.id));
+    expect(ran.sort()).toEqual(prdStories(STORIES).userStories.map((story) => story.id));
     const here = summaries.map((summary) => summary.remote.landedHere);
-    expect(here.reduce((a, b) => a + b, 0)).toBe(12);
+    expect(here.reduce((a, b) => a + b, 0)).toBe(STORIES);
     expect(here.filter((count) => count > 0).length).toBeGreaterThanOrEqual(2);
     // The remote's branch: linear, every story's file, prd.json with every story passing, history for each.
     const log = cluster.remote(['log', '--format=%P', 'ralph/demo']).trim().split('\n');
     expect(log.every((parents) => parents.split(' ').length <= 1)).toBe(true);
     const files = cluster.remote(['ls-tree', '-r', '--name-only', 'ralph/demo']).split('\n');
-    for (let n = 1; n <= 12; n += 1) expect(files).toContain(`story-${n}.txt`);
+    for (let n = 1; n <= STORIES; n += 1) expect(files).toContain(`story-${n}.txt`);
     const prd = JSON.parse(cluster.remote(['show', 'ralph/demo:prd.json']));
     expect(prd.userStories.every((story: { passes: boolean }) => story.passes)).toBe(true);
     const history = files.filter((file) => /^\.rulebook-ralph\/history\/iteration-\d+\.json$/.test(file));
-    expect(history).toHaveLength(12);
+    expect(history).toHaveLength(STORIES);
     // No claim is left on the remote, and every host's clone is at the remote's head.
     expect(cluster.remote(['for-each-ref', 'refs/ralph/'])).toBe('');
     const head = cluster.remote(['rev-parse', 'ralph/demo']).trim();
