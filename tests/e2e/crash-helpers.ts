@@ -113,14 +113,18 @@ export function expectSettled(box: Sandbox, kind: Kind, ids: readonly string[]):
 
 const GATE = 'node -e "process.exit(0)"';
 
-/** A project of the kind, its task ids and the command line both starts use. */
-export function crashProject(box: Sandbox, kind: Kind, count = 3): { ids: string[]; args: string[] } {
+/**
+ * A project of the kind, its task ids and the command line both starts use. `sideBySide`: Spec Kit's tasks
+ * marked [P], so two hosts may hold two of them at once (PRD stories always may).
+ */
+export function crashProject(box: Sandbox, kind: Kind, count = 3, sideBySide = false): { ids: string[]; args: string[] } {
   if (kind === 'prd') {
     prdProject(box, prdStories(count), GATE);
     return { ids: Array.from({ length: count }, (_, index) => `US-${String(index + 1).padStart(3, '0')}`), args: [...FAST] };
   }
   const ids = Array.from({ length: count }, (_, index) => `T${String(index + 2).padStart(3, '0')}`);
-  specKitProject(box, count === 3 ? SPECKIT_TASKS : [...SPECKIT_TASKS.split('\n').filter((line) => !/^- \[ \] T/.test(line)).slice(0, -1), ...ids.map((id) => `- [ ] ${id} [US1] Part ${id} in src/${id}.ts`), ''].join('\n'));
+  const lines = ids.map((id) => `- [ ] ${id}${sideBySide ? ' [P]' : ''} [US1] Part ${id} in src/${id}.ts`);
+  specKitProject(box, count === 3 && !sideBySide ? SPECKIT_TASKS : [...SPECKIT_TASKS.split('\n').filter((line) => !/^- \[ \] T/.test(line)).slice(0, -1), ...lines, ''].join('\n'));
   return { ids, args: ['--commit', '--gate', GATE, ...FAST] };
 }
 
@@ -217,40 +221,55 @@ export const ONE_WORKER: Array<[CrashPoint, number | string]> = [
 export const BRANCH = 'ralph/night';
 const gitIn = (dir: string, args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
-/** A sandbox on BRANCH whose `claude` is the crash tests' agent, with a PRD of `count` stories, and its hosts. */
-export async function crashHosts(transport: Transport, count = 2): Promise<{ box: Sandbox; cluster: Hosts; ids: string[]; args: string[] }> {
+/** A sandbox on BRANCH whose `claude` is the crash tests' agent, with a project of `kind` of `count` tasks, and its hosts. */
+export async function crashHosts(transport: Transport, count = 2, kind: Kind = 'prd'): Promise<{ box: Sandbox; cluster: Hosts; ids: string[]; args: string[] }> {
   const box = makeSandbox({ agents: [], branch: BRANCH });
   symlinkSync(path.join(FAKES, 'crash-agent.mjs'), path.join(box.bin, 'claude'));
   box.env.CRASH_AGENT_LOG = path.join(box.root, 'crash-agent.log');
-  const { ids, args } = crashProject(box, 'prd', count);
+  const { ids, args } = crashProject(box, kind, count, true);
   const cluster = await makeHosts(box, 2, transport);
   // A long lease: a claim the killed run left must be taken back by its clone's next start, never waited out.
   return { box, cluster, ids, args: ['--remote', 'origin', '--lease', '60s', ...args] };
 }
 
-/** Whether `id` passes in prd.json at `sha` of the bare repository. */
-const passes = (hosts: Hosts, id: string, sha: string): boolean => {
+/** Whether `id` shows done in the source's file (prd.json, tasks.md) at `sha` of the bare repository. */
+const shownDoneOnRemote = (hosts: Hosts, kind: Kind, id: string, sha: string): boolean => {
   try {
+    if (kind === 'speckit') return hosts.remote(['show', `${sha}:${FEATURE}/tasks.md`]).includes(`- [X] ${id} `);
     return (JSON.parse(hosts.remote(['show', `${sha}:prd.json`])) as { userStories: Array<{ id: string; passes: boolean }> }).userStories.find((story) => story.id === id)?.passes === true;
   } catch {
-    return false;
+    return false; // the file is not there yet
   }
 };
 
+/** The tasks the source's record on the remote's branch says were completed, one entry per completion. */
+function completedOnRemote(hosts: Hosts, kind: Kind): string[] {
+  if (kind === 'speckit') {
+    // ralph-tasks.json, merged when a landing was replayed: every task as the host that did it left it.
+    const tracked = (JSON.parse(hosts.remote(['show', `${BRANCH}:${FEATURE}/ralph-tasks.json`])) as { tasks: Array<{ id: string; status: string; lastOutcome?: string }> }).tasks;
+    expect(tracked.filter((task) => task.id !== 'T001').map((task) => `${task.id} ${task.status} ${task.lastOutcome}`), 'ralph-tasks.json: each task done, passed').toEqual([...tracked.filter((task) => task.id !== 'T001').map((task) => `${task.id} done pass`)]);
+    const progress = hosts.remote(['show', `${BRANCH}:${FEATURE}/progress.txt`]);
+    return [...progress.matchAll(/^## Iteration \d+ - [^\n]*\n- Task: (T\d{3})[^\n]*\n- Status: ✅/gm)].map((match) => match[1]!);
+  }
+  const records = hosts.remote(['ls-tree', '-r', '--name-only', BRANCH]).split('\n').filter((file) => /history\/iteration-\d+\.json$/.test(file));
+  return records.map((file) => JSON.parse(hosts.remote(['show', `${BRANCH}:${file}`])) as { taskId: string; completionStatus: string }).filter((record) => record.completionStatus === 'completed').map((record) => record.taskId);
+}
+
 /**
- * What every run of two hosts ends with, on the remote's branch: each story flipped to passing by exactly
- * one commit, its own (Ralph-Task), holding its work (work/<id>.txt), never flipped back; one completed
- * history record per story; a linear history; no claim; each clone at the remote's head, clean, with no
+ * What every run of two hosts ends with, on the remote's branch: each task flipped to done (prd.json's
+ * passes, tasks.md's [X]) by exactly one commit, its own (Ralph-Task), holding its work (work/<id>.txt),
+ * never flipped back; the source's record says completed once per task (a history record, a progress.txt
+ * entry); a linear history; no claim; each clone at the remote's head, clean, with no
  * journal, lock or worker branch left, and no kept branch (`sweptKept`: but what a killed run's worktree
  * held with its agent at work, kept by the sweep in the clone).
  */
-export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKept = false): void {
+export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKept = false, kind: Kind = 'prd'): void {
   const shas = hosts.remote(['rev-list', '--reverse', BRANCH]).split('\n').filter(Boolean);
   for (const id of ids) {
     const flips: string[] = [];
     let before = false;
     for (const sha of shas) {
-      const now = passes(hosts, id, sha);
+      const now = shownDoneOnRemote(hosts, kind, id, sha);
       expect(before && !now, `${id} went back to not done in ${sha}`).toBe(false);
       if (!before && now) flips.push(sha);
       before = now;
@@ -259,9 +278,7 @@ export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKe
     expect(hosts.remote(['diff-tree', '--no-commit-id', '--name-only', '-r', flips[0]!]).split('\n'), `the commit marking ${id} done holds its work`).toContain(`work/${id}.txt`);
     expect(hosts.remote(['log', '-1', '--format=%B', flips[0]!]), `the commit marking ${id} done is ${id}'s own`).toMatch(new RegExp(`^Ralph-Task: ${id}$`, 'm'));
   }
-  const records = hosts.remote(['ls-tree', '-r', '--name-only', BRANCH]).split('\n').filter((file) => /history\/iteration-\d+\.json$/.test(file));
-  const completed = records.map((file) => JSON.parse(hosts.remote(['show', `${BRANCH}:${file}`])) as { taskId: string; completionStatus: string }).filter((record) => record.completionStatus === 'completed');
-  expect(completed.map((record) => record.taskId).sort(), 'one completed history record per story').toEqual([...ids].sort());
+  expect(completedOnRemote(hosts, kind).sort(), 'the source records each task completed once').toEqual([...ids].sort());
   expect(hosts.remote(['log', '--format=%P', BRANCH]).trim().split('\n').every((parents) => parents.split(' ').length <= 1), 'a linear history').toBe(true);
   expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']), 'no claim left on the remote').toBe('');
   expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/heads/ralph-kept/']), 'no kept branch needed').toBe('');

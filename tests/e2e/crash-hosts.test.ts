@@ -1,11 +1,11 @@
-// Two hosts on one remote (--remote): host1 is killed (SIGKILL, from inside: the test hook
+// Two hosts on one remote (--remote), a PRD and a Spec Kit feature: host1 is killed (SIGKILL, from inside: the test hook
 // RALPH_TEST_CRASH_AT) at each durable step of a landing while host2 runs on, then host1 is started again
 // with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
 // done by its own commit that holds its work; no claim is left; every clone is clean. The lease is long
 // (60 s): a claim the killed run left must be taken back by its clone's next start, never waited out.
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor, type Sandbox } from './helpers.ts';
-import { BRANCH, crashHosts, expectHostsSettled, startNode } from './crash-helpers.ts';
+import { BRANCH, crashHosts, expectHostsSettled, startNode, type Kind } from './crash-helpers.ts';
 import type { Hosts } from './hosts.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
@@ -18,24 +18,29 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-const REPLAYED = /this clone's commit of US-001 that origin lacks \(a landing cut short\): replayed on origin\/ralph\/night \([0-9a-f]{12}\) and pushed, up to [0-9a-f]{12}; the claims the killed run left on US-001 released/;
+/** What host1's restart says of a landing it left unpushed (its first task's, `id`): replayed on host2's. */
+const replayed = (id: string): RegExp => new RegExp(`this clone's commit of ${id} that origin lacks \\(a landing cut short\\): replayed on origin/ralph/night \\([0-9a-f]{12}\\) and pushed, up to [0-9a-f]{12}; the claims the killed run left on ${id} released`);
 
 /** The durable steps of a landing on a remote where host1 dies (its first task's), and what its restart says. */
-export const HOSTS: Array<[CrashPoint, string, RegExp | undefined]> = [
+export const HOSTS: Array<[Kind, CrashPoint, string, RegExp | undefined]> = [
   // The claim is all there is: the restart takes it back (US-001 goes to whichever host picks it next).
-  ['claimed', '1', /released the claim a killed run of this clone left on US-001/],
+  ['prd', 'claimed', '1', /released the claim a killed run of this clone left on US-001/],
   // Merged in this clone, not recorded: recorded into that commit, then replayed on host2's landing.
-  ['merged', '1', REPLAYED],
-  ['state_written', '1', REPLAYED],
+  ['prd', 'merged', '1', replayed('US-001')],
+  ['prd', 'state_written', '1', replayed('US-001')],
   // Pushed with the claim's release in one atomic push: nothing left to settle.
-  ['pushed', '1', undefined],
-  ['pushed', '1:early', undefined],
-  ['claim_released', '1', undefined],
+  ['prd', 'pushed', '1', undefined],
+  ['prd', 'pushed', '1:early', undefined],
+  ['prd', 'claim_released', '1', undefined],
+  // Spec Kit: the same landing; what differs is the state (tasks.md's tick, progress.txt's entry) replayed.
+  ['speckit', 'merged', '1', replayed('T002')],
+  ['speckit', 'state_written', '1', replayed('T002')],
+  ['speckit', 'pushed', '1', undefined],
 ];
 
 describe('two hosts on a remote: host1 killed at each durable step of a landing while host2 runs on, then host1 again', () => {
-  it.each(HOSTS)('killed at %s (#%s)', async (point, nth, says) => {
-    const made = await crashHosts('path');
+  it.each(HOSTS)('%s: killed at %s (#%s)', async (kind, point, nth, says) => {
+    const made = await crashHosts('path', 2, kind);
     ({ box: sandbox, cluster } = made);
     const { cluster: hosts, ids, args } = made;
     const [host1, host2] = hosts.hosts as [Sandbox, Sandbox];
@@ -56,6 +61,6 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     if (says) expect(again.stderr).toMatch(says);
     // The killed run's claim is its clone's to take back, never a lease to wait out.
     expect(`${again.stderr}\n${second.stderr}`).not.toMatch(/took over/);
-    expectHostsSettled(hosts, ids);
+    expectHostsSettled(hosts, ids, false, kind);
   }, 120_000);
 });
