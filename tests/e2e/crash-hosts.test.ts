@@ -52,6 +52,14 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     const other = startNode(host2, args);
     const killed = await crashed.done;
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    if (point === 'claimed') {
+      // The dry run names the claim the dead run left, and only looks: the claim is still on the remote.
+      const claims = hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']);
+      const dry = await startNode(host1, ['--dry-run', ...args]).done;
+      expect(dry.stdout).toContain('would recover: release the claim a killed run of this clone left on US-001\n');
+      expect(dry.stdout).not.toMatch(/would recover: release the claims? a killed run of this clone left on .*US-002/);
+      expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/'])).toContain(claims.split('\n').find((ref) => ref.endsWith('/US-001'))!);
+    }
     // host2 lands its task meanwhile: a landing host1 left unpushed must be replayed on that new head.
     await waitFor(() => /^host2$/m.test(hosts.remote(['log', '--format=%(trailers:key=Ralph-Host,valueonly)', BRANCH])), 60_000, 'host2 to land a task');
     const again = await startNode(host1, args).done;
