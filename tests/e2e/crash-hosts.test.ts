@@ -1,11 +1,11 @@
-// Two hosts on one remote (--remote), a PRD and a Spec Kit feature: host1 is killed (SIGKILL, from inside: the test hook
+// Two hosts on one remote (--remote), a PRD, a Spec Kit feature, beads in server mode (one bd both share): host1 is killed (SIGKILL, from inside: the test hook
 // RALPH_TEST_CRASH_AT) at each durable step of a landing while host2 runs on, then host1 is started again
 // with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
 // done by its own commit that holds its work; no claim is left; every clone is clean. The lease is long
 // (60 s): a claim the killed run left must be taken back by its clone's next start, never waited out.
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor, type Sandbox } from './helpers.ts';
-import { BRANCH, crashHosts, expectHostsSettled, startNode, type Kind } from './crash-helpers.ts';
+import { BRANCH, crashHosts, expectBeadsHostsSettled, expectHostsSettled, startNode, type HostKind } from './crash-helpers.ts';
 import type { Hosts } from './hosts.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
@@ -22,7 +22,7 @@ afterEach(async () => {
 const replayed = (id: string): RegExp => new RegExp(`this clone's commit of ${id} that origin lacks \\(a landing cut short\\): replayed on origin/ralph/night \\([0-9a-f]{12}\\) and pushed, up to [0-9a-f]{12}; the claims the killed run left on ${id} released`);
 
 /** The durable steps of a landing on a remote where host1 dies (its first task's), and what its restart says. */
-export const HOSTS: Array<[Kind, CrashPoint, string, RegExp | undefined]> = [
+export const HOSTS: Array<[HostKind, CrashPoint, string, RegExp | undefined]> = [
   // The claim is all there is: the restart takes it back (US-001 goes to whichever host picks it next).
   ['prd', 'claimed', '1', /released the claim a killed run of this clone left on US-001/],
   // Merged in this clone, not recorded: recorded into that commit, then replayed on host2's landing.
@@ -36,19 +36,22 @@ export const HOSTS: Array<[Kind, CrashPoint, string, RegExp | undefined]> = [
   ['speckit', 'merged', '1', replayed('T002')],
   ['speckit', 'state_written', '1', replayed('T002')],
   ['speckit', 'pushed', '1', undefined],
+  // Beads in server mode: the state and the claims are in the bd all hosts share, not in the commits.
+  ['beads', 'merged', '1', /this clone's commit of ws-9w6\.2 that origin lacks \(a landing cut short\): replayed on origin\/ralph\/night \([0-9a-f]{12}\) and pushed/],
+  ['beads', 'pushed', '1', undefined],
 ];
 
 describe('two hosts on a remote: host1 killed at each durable step of a landing while host2 runs on, then host1 again', () => {
   it.each(HOSTS)('%s: killed at %s (#%s)', async (kind, point, nth, says) => {
     const made = await crashHosts('path', 2, kind);
     ({ box: sandbox, cluster } = made);
-    const { cluster: hosts, ids, args } = made;
+    const { cluster: hosts, ids, args, database, holding } = made;
     const [host1, host2] = hosts.hosts as [Sandbox, Sandbox];
     const crashed = startNode(host1, args, { RALPH_TEST_CRASH_AT: `${point}:${nth}` });
     // host2 starts once host1 holds a task (or died): host1 reaches its point on a task of its own.
     let ended = false;
     void crashed.done.then(() => (ended = true));
-    await waitFor(() => ended || hosts.remote(['for-each-ref', 'refs/ralph/']).trim() !== '', 30_000, 'host1 to claim a task');
+    await waitFor(() => ended || holding(), 30_000, 'host1 to claim a task');
     const other = startNode(host2, args);
     const killed = await crashed.done;
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
@@ -69,6 +72,7 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     if (says) expect(again.stderr).toMatch(says);
     // The killed run's claim is its clone's to take back, never a lease to wait out.
     expect(`${again.stderr}\n${second.stderr}`).not.toMatch(/took over/);
-    expectHostsSettled(hosts, ids, false, kind);
+    if (kind === 'beads') expectBeadsHostsSettled(hosts, database!, ids);
+    else expectHostsSettled(hosts, ids, false, kind);
   }, 120_000);
 });
