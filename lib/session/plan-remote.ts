@@ -6,7 +6,7 @@ import { formatDuration } from '../duration.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from '../landing/preflight.ts';
 import type { RemoteTarget } from '../landing/types.ts';
 import { claimLines, leftBehindText, leftByThisClone, liveClaims } from '../landing/view-text.ts';
-import { readRemoteClaims, remoteBranchHead, type ClaimView } from '../landing/view.ts';
+import { readRemoteClaims, remoteBranchHead, type ClaimView, type RemoteView } from '../landing/view.ts';
 import type { Prepared } from './prepare.ts';
 
 /** What `--json` says of the remote in a dry run. */
@@ -55,8 +55,16 @@ export async function lookAtRemote(prepared: Prepared, target: RemoteTarget, dep
   plan.claims = view.claims;
   if (view.error) plan.error = view.error;
   lines.push(...claimLines(view, deps.now(), root).map((line) => `  ${line}`));
+  return { lines, plan, ...claimsToRecover(view, root, target.host, lockFree) };
+}
+
+/**
+ * The tasks live claims hold, and what recovery would do with the claims: those a dead run of this clone
+ * left (this clone and host, while `lockFree`: no run of this clone lives) are released, their tasks free.
+ */
+export function claimsToRecover(view: RemoteView, clone: string, host: string, lockFree: boolean): { held: Set<string>; recover: string[] } {
   const held = liveClaims(view);
-  const left = lockFree && !view.error ? leftByThisClone(view.claims, root, target.host) : [];
+  const left = lockFree && !view.error ? leftByThisClone(view.claims, clone, host) : [];
   for (const task of left) held.delete(task);
-  return { lines, plan, held, recover: left.length > 0 ? [`release ${leftBehindText(left)}`] : [] };
+  return { held, recover: left.length > 0 ? [`release ${leftBehindText(left)}`] : [] };
 }

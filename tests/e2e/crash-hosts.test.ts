@@ -1,6 +1,6 @@
-// Two hosts on one remote (--remote), a PRD, a Spec Kit feature, beads in server mode (one bd both share): host1 is killed (SIGKILL, from inside: the test hook
-// RALPH_TEST_CRASH_AT) at each durable step of a landing while host2 runs on, then host1 is started again
-// with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
+// Two hosts on one remote (--remote), with a PRD, a Spec Kit feature or beads in server mode (one bd both
+// share): host1 is killed (SIGKILL, from inside: the test hook RALPH_TEST_CRASH_AT) at each durable step of
+// a landing while host2 runs on, then host1 is started again with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
 // done by its own commit that holds its work; no claim is left; every clone is clean. The lease is long
 // (60 s): a claim the killed run left must be taken back by its clone's next start, never waited out.
 import { afterEach, describe, expect, it } from 'vitest';
