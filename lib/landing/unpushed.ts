@@ -161,9 +161,18 @@ async function settleState(main: Git, files: readonly string[], commit: Unpushed
 export function mergeStateFile(base: string | undefined, ours: string | undefined, theirs: string | undefined, task: string): string | undefined {
   if (ours === undefined || theirs === undefined) return undefined;
   // Before the log's rule: two records both began would read as one appended to the other.
-  if (/^\s*[{[]/.test(ours) && /^\s*[{[]/.test(theirs)) return mergeRecord(base, ours, theirs, task);
+  if (isJson(ours) && isJson(theirs)) return mergeRecord(base, ours, theirs, task);
   return mergeTicks(base, ours, theirs) ?? appendedBoth(base ?? sharedStart(ours, theirs), ours, theirs);
 }
+
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** The whole lines both texts begin with. */
 export function sharedStart(a: string, b: string): string {

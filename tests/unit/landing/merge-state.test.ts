@@ -53,6 +53,10 @@ describe('mergeStateFile: which rule a state file takes', () => {
     expect(mergeStateFile(undefined, '{\n  "a": 1\n}\n', '{\n  "b": 2\n}\n', 'x')).toBe('{\n  "a": 1,\n  "b": 2\n}\n');
   });
 
+  it('a log whose lines begin with a bracket is a log, not a record', () => {
+    expect(mergeStateFile('[12:00] start\n', '[12:00] start\n[12:01] A\n', '[12:00] start\n[12:02] B\n', 'x')).toBe('[12:00] start\n[12:01] A\n[12:02] B\n');
+  });
+
   it('a task list by its boxes, a log by what both appended', () => {
     expect(mergeStateFile(list(' ', ' '), list(' ', 'X'), list('X', ' '), 'T002')).toBe(list('X', 'X'));
     expect(mergeStateFile('# log\n', '# log\nA\n', '# log\nB\n', 'x')).toBe('# log\nA\nB\n');
