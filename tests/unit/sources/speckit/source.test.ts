@@ -380,6 +380,19 @@ describe('settle(): progress.txt and ralph-tasks.json', () => {
     expect(records.find((item) => item.id === first.id)).toMatchObject({ status: 'done', attempts: 1, lastOutcome: 'pass' });
   });
 
+  it('recorded(): the progress entry of that iteration and that task only (another host may use the number, --remote)', async () => {
+    const root = copyFixture('user-auth');
+    const ctx = makeContext(root);
+    const source = createSpeckitSource(ctx);
+    const { task } = await iterate(source, ctx, 1, (id) => (checkOff(root, id), { kind: 'pass' as const, reason: 'done', tasksDone: [id], filesChanged: [], agentText: 'Done.' }));
+    const other = (await source.snapshot()).ready[0]!;
+    expect(await source.recorded!(1, task.id)).toBe(true);
+    expect(await source.recorded!(1, other.id)).toBe(false);
+    expect(await source.recorded!(2, task.id)).toBe(false);
+    // A task id that begins another's (T005 in T0050) is not it.
+    expect(await source.recorded!(1, task.id.slice(0, -1))).toBe(false);
+  });
+
   it('claim() records the running iteration; recover() of the next run notes it was interrupted', async () => {
     const root = copyFixture('user-auth');
     const source = createSpeckitSource(makeContext(root));
