@@ -18,6 +18,7 @@ import { MergeLock } from './replay.ts';
 import { released, resumeLanding, tasksLanded, unpushedCommits } from './unpushed.ts';
 import type { Claim, Dock, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
+import { leftBehindText } from './view-text.ts';
 
 export interface RemoteOptions {
   main: Git;
@@ -133,7 +134,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
    */
   const dropLeftBehind = async (): Promise<string[]> => {
     const dropped = (await refs?.dropLeftBehind()) ?? [];
-    return dropped.length > 0 ? [`released the ${dropped.length === 1 ? 'claim' : 'claims'} a killed run of this clone left on ${dropped.join(', ')}`] : [];
+    return dropped.length > 0 ? [`released ${leftBehindText(dropped)}`] : [];
   };
 
   const dock: RemoteDock = {

@@ -4,7 +4,8 @@
 // this host (state.ts trailers(): Ralph-Task and Ralph-Host on every commit of a landing), never guessed.
 // They are replayed on the remote's head; the task state ralph records in them (the source's state files)
 // merges where only ralph writes: a log both sides appended to keeps both, an iteration record whose number
-// the other hosts used meanwhile takes the next free one. Any other conflict: the commits are kept on a
+// the other hosts used meanwhile takes the next free one, a task list both ticked keeps both ticks, a JSON
+// record both wrote keeps each side's task as that side left it (merge-state.ts). Any other conflict: the commits are kept on a
 // `ralph-kept/` branch, and the run goes on from the remote's head.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { RalphError } from '../errors.ts';
 import type { Git } from '../repo/git.ts';
 import { matchesAny } from '../repo/paths.ts';
 import type { PushOutcome } from './push-outcome.ts';
+import { mergeRecord, mergeTicks } from './merge-state.ts';
 
 /** One commit of this clone the remote lacks, with ralph's trailers as it carries them. */
 export interface Unpushed {
@@ -142,15 +144,35 @@ async function settleState(main: Git, files: readonly string[], commit: Unpushed
       message = message.replace(new RegExp(`^Ralph-Iteration: ${commit.iteration}$`, 'm'), `Ralph-Iteration: ${moved}`);
       continue;
     }
-    // A log both sides appended to (or both began): the other hosts' lines, then this host's.
-    const appended = appendedBoth(base ?? sharedStart(ours ?? '', theirs ?? ''), ours, theirs);
-    if (appended === undefined) return false;
-    writeFileSync(path.join(main.cwd, file), appended);
+    const merged = mergeStateFile(base, ours, theirs, commit.task);
+    if (merged === undefined) return false;
+    writeFileSync(path.join(main.cwd, file), merged);
     await main.raw(['add', '--', file]);
   }
   await main.raw(['commit', '--no-verify', '--allow-empty', '-m', message]);
   return true;
 }
+
+/**
+ * A state file both sides changed, merged: a JSON record (each side's task as that side left it), a task
+ * list whose boxes both ticked, a log both appended to (or both began: the other hosts' lines, then this
+ * host's). Undefined when none of these fits.
+ */
+export function mergeStateFile(base: string | undefined, ours: string | undefined, theirs: string | undefined, task: string): string | undefined {
+  if (ours === undefined || theirs === undefined) return undefined;
+  // Before the log's rule: two records both began would read as one appended to the other.
+  if (isJson(ours) && isJson(theirs)) return mergeRecord(base, ours, theirs, task);
+  return mergeTicks(base, ours, theirs) ?? appendedBoth(base ?? sharedStart(ours, theirs), ours, theirs);
+}
+
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** The whole lines both texts begin with. */
 export function sharedStart(a: string, b: string): string {

@@ -27,6 +27,19 @@ export function claimLine(claim: ClaimView, now: number, here?: string): string 
   return `${claim.task} held by ${claim.host} (pid ${claim.pid}, ${claim.clone}${mine}) since ${formatClock(since, now)} (${ago(now - since)}), renewed ${ago(now - renewed)}${state}`;
 }
 
+/**
+ * The tasks whose claims a dead run of this clone left: claims naming this clone and host, read while no
+ * run of this clone holds its lock. A run's join releases them (RemoteClaims.dropLeftBehind).
+ */
+export function leftByThisClone(claims: ReadonlyArray<Pick<ClaimView, 'task' | 'clone' | 'host'>>, clone: string, host: string): string[] {
+  return claims.filter((claim) => claim.clone === clone && claim.host === host).map((claim) => claim.task);
+}
+
+/** `the claim a killed run of this clone left on US-001` (a run says `released …`, a dry run `release …`). */
+export function leftBehindText(tasks: readonly string[]): string {
+  return `the ${tasks.length === 1 ? 'claim' : 'claims'} a killed run of this clone left on ${tasks.join(', ')}`;
+}
+
 /** The tasks live claims hold: a host that looks now would not start them. */
 export function liveClaims(view: RemoteView): Set<string> {
   return new Set(view.claims.filter((claim) => !claim.expired).map((claim) => claim.task));

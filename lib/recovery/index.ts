@@ -170,7 +170,7 @@ async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal:
   const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session };
   // The source's record written, the journal not told yet (a kill in between): as if it had been.
   const shown = (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId);
-  if (!stepAtLeast(entry.step, 'state_written') && (await ctx.source.recorded?.(entry.iteration))) {
+  if (!stepAtLeast(entry.step, 'state_written') && (await ctx.source.recorded?.(entry.iteration, entry.taskId))) {
     entry = { ...entry, step: 'state_written', ...(shown ? { outcome: 'pass' } : {}) };
   }
   if (stepAtLeast(entry.step, 'state_written')) {
@@ -229,7 +229,7 @@ async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: 
     journal.end(entry.iteration);
     return undefined;
   }
-  const recorded = entry.step === 'state_written' || (await ctx.source.recorded?.(entry.iteration)) === true;
+  const recorded = entry.step === 'state_written' || (await ctx.source.recorded?.(entry.iteration, entry.taskId)) === true;
   if (!recorded) {
     const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
     const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session, worker: entry.worker };

@@ -5,8 +5,8 @@ import type { Deps } from '../deps.ts';
 import { formatDuration } from '../duration.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from '../landing/preflight.ts';
 import type { RemoteTarget } from '../landing/types.ts';
-import { claimLines, liveClaims } from '../landing/view-text.ts';
-import { readRemoteClaims, remoteBranchHead, type ClaimView } from '../landing/view.ts';
+import { claimLines, leftBehindText, leftByThisClone, liveClaims } from '../landing/view-text.ts';
+import { readRemoteClaims, remoteBranchHead, type ClaimView, type RemoteView } from '../landing/view.ts';
 import type { Prepared } from './prepare.ts';
 
 /** What `--json` says of the remote in a dry run. */
@@ -25,8 +25,12 @@ export interface RemotePlan {
   error?: string;
 }
 
-/** The remote as it is now: the plan's lines, its JSON, and the tasks live claims hold (not to be shown as first). */
-export async function lookAtRemote(prepared: Prepared, target: RemoteTarget, deps: Deps): Promise<{ lines: string[]; plan: RemotePlan; held: Set<string> }> {
+/**
+ * The remote as it is now: the plan's lines, its JSON, the tasks live claims hold (not to be shown as
+ * first) and, when `lockFree` (no run of this clone lives), what recovery would do there: release the claims
+ * a dead run of this clone left (`recover`; those tasks are free for the run).
+ */
+export async function lookAtRemote(prepared: Prepared, target: RemoteTarget, deps: Deps, lockFree = true): Promise<{ lines: string[]; plan: RemotePlan; held: Set<string>; recover: string[] }> {
   const { root, config } = prepared;
   const leaseMs = (config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS;
   const waitMs = (config.extra.get('remote-wait') as number | undefined) ?? DEFAULT_REMOTE_WAIT_MS;
@@ -36,7 +40,7 @@ export async function lookAtRemote(prepared: Prepared, target: RemoteTarget, dep
   if ('error' in branch) {
     plan.error = branch.error;
     lines.push(`  ${branch.error}: a real run waits for it up to ${formatDuration(waitMs)} (--remote-wait); the tasks below are as this clone sees them, without the claims`);
-    return { lines, plan, held: new Set() };
+    return { lines, plan, held: new Set(), recover: [] };
   }
   plan.head = branch.head;
   plan.exists = branch.head !== null;
@@ -45,11 +49,22 @@ export async function lookAtRemote(prepared: Prepared, target: RemoteTarget, dep
   else lines.push(`  ${target.name}/${target.branch} is at ${branch.head.slice(0, 12)}${branch.head === mine ? " (this clone's HEAD)" : `; this clone's HEAD is ${mine?.slice(0, 12) ?? 'none'}: a real run first brings the two together, so the tasks below may be behind`}`);
   if (target.claims === 'database') {
     lines.push(`  claims: in ${prepared.source.name}'s shared database, not as refs on ${target.name}`);
-    return { lines, plan, held: new Set() };
+    return { lines, plan, held: new Set(), recover: [] };
   }
   const view = await readRemoteClaims({ root, deps, remote: target.name, branch: target.branch, leaseMs });
   plan.claims = view.claims;
   if (view.error) plan.error = view.error;
   lines.push(...claimLines(view, deps.now(), root).map((line) => `  ${line}`));
-  return { lines, plan, held: liveClaims(view) };
+  return { lines, plan, ...claimsToRecover(view, root, target.host, lockFree) };
+}
+
+/**
+ * The tasks live claims hold, and what recovery would do with the claims: those a dead run of this clone
+ * left (this clone and host, while `lockFree`: no run of this clone lives) are released, their tasks free.
+ */
+export function claimsToRecover(view: RemoteView, clone: string, host: string, lockFree: boolean): { held: Set<string>; recover: string[] } {
+  const held = liveClaims(view);
+  const left = lockFree && !view.error ? leftByThisClone(view.claims, clone, host) : [];
+  for (const task of left) held.delete(task);
+  return { held, recover: left.length > 0 ? [`release ${leftBehindText(left)}`] : [] };
 }

@@ -42,11 +42,13 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
         const died = (await import('./dead-session.ts')).describeDeadSession(root);
         if (died) recovery.lines.push(died);
       }
+      // --remote: what the other hosts hold now is not this host's to start; the claims a dead run of this
+      // clone left there are recovery's to release.
+      const look = prepared.remote ? await (await import('./plan-remote.ts')).lookAtRemote(prepared, prepared.remote, deps, !lock.held) : undefined;
+      if (look) recovery.lines.push(...look.recover);
       recovering = recovery.lines;
       out.push(...recovery.lines.map((line) => `would recover: ${line}`));
       const snapshot = recovery.snapshot ?? (await source.snapshot());
-      // --remote: what the other hosts hold now is not this host's to start.
-      const look = prepared.remote ? await (await import('./plan-remote.ts')).lookAtRemote(prepared, prepared.remote, deps) : undefined;
       remote = look?.plan;
       ready = snapshot.ready;
       remaining = snapshot.remaining.length;

@@ -189,8 +189,11 @@ export interface TaskSource {
    * Absent: the source's state lives in the worktree, so what was never merged never showed done.
    */
   redo?(task: Task): Promise<void>;
-  /** Whether the source holds its record of iteration `iteration` (settle() ran for it): recovery never records one twice. */
-  recorded?(iteration: number): Promise<boolean>;
+  /**
+   * Whether the source holds its record of iteration `iteration` of `taskId` (settle() ran for it): recovery
+   * never records one twice. Of that task only: with --remote another host's iteration may carry the number.
+   */
+  recorded?(iteration: number, taskId: string): Promise<boolean>;
   /**
    * The run is over, however it ends (before the lock goes): give back what this run still holds in a
    * shared task database (beads: its workers' claims); returns what to tell the user.

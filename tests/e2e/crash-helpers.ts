@@ -8,7 +8,7 @@ import { bdCalls, FAKES, FAST, makeSandbox, PROJECT, readBeads, seedBeads, stand
 import type { FakeBdVersion } from '../fakes/bd-seed.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 import { FEATURE, prdHistory, prdProject, prdStories, specKitProject } from './projects.ts';
-import { makeHosts, type Hosts, type Transport } from './hosts.ts';
+import { beadsServer, independentEpic, makeHosts, type Hosts, type Transport } from './hosts.ts';
 
 export const BIN = path.join(PROJECT, 'bin', 'ralph.mjs');
 
@@ -113,14 +113,18 @@ export function expectSettled(box: Sandbox, kind: Kind, ids: readonly string[]):
 
 const GATE = 'node -e "process.exit(0)"';
 
-/** A project of the kind, its task ids and the command line both starts use. */
-export function crashProject(box: Sandbox, kind: Kind, count = 3): { ids: string[]; args: string[] } {
+/**
+ * A project of the kind, its task ids and the command line both starts use. `sideBySide`: Spec Kit's tasks
+ * marked [P], so two hosts may hold two of them at once (PRD stories always may).
+ */
+export function crashProject(box: Sandbox, kind: Kind, count = 3, sideBySide = false): { ids: string[]; args: string[] } {
   if (kind === 'prd') {
     prdProject(box, prdStories(count), GATE);
     return { ids: Array.from({ length: count }, (_, index) => `US-${String(index + 1).padStart(3, '0')}`), args: [...FAST] };
   }
   const ids = Array.from({ length: count }, (_, index) => `T${String(index + 2).padStart(3, '0')}`);
-  specKitProject(box, count === 3 ? SPECKIT_TASKS : [...SPECKIT_TASKS.split('\n').filter((line) => !/^- \[ \] T/.test(line)).slice(0, -1), ...ids.map((id) => `- [ ] ${id} [US1] Part ${id} in src/${id}.ts`), ''].join('\n'));
+  const lines = ids.map((id) => `- [ ] ${id}${sideBySide ? ' [P]' : ''} [US1] Part ${id} in src/${id}.ts`);
+  specKitProject(box, count === 3 && !sideBySide ? SPECKIT_TASKS : [...SPECKIT_TASKS.split('\n').filter((line) => !/^- \[ \] T/.test(line)).slice(0, -1), ...lines, ''].join('\n'));
   return { ids, args: ['--commit', '--gate', GATE, ...FAST] };
 }
 
@@ -217,40 +221,104 @@ export const ONE_WORKER: Array<[CrashPoint, number | string]> = [
 export const BRANCH = 'ralph/night';
 const gitIn = (dir: string, args: string[]): string => execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
-/** A sandbox on BRANCH whose `claude` is the crash tests' agent, with a PRD of `count` stories, and its hosts. */
-export async function crashHosts(transport: Transport, count = 2): Promise<{ box: Sandbox; cluster: Hosts; ids: string[]; args: string[] }> {
+/** What two hosts may share: a source whose state travels with the commits, or beads in server mode. */
+export type HostKind = Kind | 'beads';
+
+/**
+ * A sandbox on BRANCH whose `claude` is the crash tests' agent, with a project of `kind` of `count` tasks
+ * that may run side by side, and its hosts. Beads: bd 1.2 in server mode, one database all hosts share
+ * (`database`, the fake's file), claims in bd; `holding()`: whether host1 holds a task (a claim ref, or a bead
+ * in progress assigned to host1's worker).
+ */
+export async function crashHosts(transport: Transport, count = 2, kind: HostKind = 'prd'): Promise<{ box: Sandbox; cluster: Hosts; ids: string[]; args: string[]; database?: string; holding: () => boolean }> {
   const box = makeSandbox({ agents: [], branch: BRANCH });
   symlinkSync(path.join(FAKES, 'crash-agent.mjs'), path.join(box.bin, 'claude'));
   box.env.CRASH_AGENT_LOG = path.join(box.root, 'crash-agent.log');
-  const { ids, args } = crashProject(box, 'prd', count);
+  let database: string | undefined;
+  let project: { ids: string[]; args: string[] };
+  if (kind === 'beads') {
+    box.env.FAKE_BD_VERSION = '1.2';
+    const issues = independentEpic(count);
+    database = beadsServer(box, issues);
+    project = { ids: issues.filter((issue) => issue.parent && issue.status !== 'closed').map((issue) => issue.id as string), args: ['--epic', 'ws-9w6', '--commit', '--gate', GATE, ...FAST] };
+  } else {
+    project = crashProject(box, kind, count, true);
+  }
   const cluster = await makeHosts(box, 2, transport);
+  const holding = database ? () => storedBeads(database!).some((issue) => issue.status === 'in_progress' && /^ralph-host1-/.test(issue.assignee ?? '')) : () => cluster.remote(['for-each-ref', 'refs/ralph/']).trim() !== '';
   // A long lease: a claim the killed run left must be taken back by its clone's next start, never waited out.
-  return { box, cluster, ids, args: ['--remote', 'origin', '--lease', '60s', ...args] };
+  return { box, cluster, ids: project.ids, args: ['--remote', 'origin', '--lease', '60s', ...project.args], ...(database ? { database } : {}), holding };
 }
 
-/** Whether `id` passes in prd.json at `sha` of the bare repository. */
-const passes = (hosts: Hosts, id: string, sha: string): boolean => {
+/** The beads of the database all hosts share (beads in server mode). */
+export const storedBeads = (database: string): Array<{ id: string; status: string; assignee?: string }> => (JSON.parse(readFileSync(database, 'utf8')) as { issues: Array<{ id: string; status: string; assignee?: string }> }).issues;
+
+/**
+ * expectHostsSettled for beads in server mode: every bead closed in the shared database, none in progress or
+ * held by a ralph worker; on the remote's branch exactly one commit adds each bead's work, ralph's commit
+ * of that bead (Ralph-Task); a linear history; each clone at the remote's head, clean, no journal, lock,
+ * worker or kept branch.
+ */
+export function expectBeadsHostsSettled(hosts: Hosts, database: string, ids: readonly string[]): void {
+  const beads = storedBeads(database);
+  for (const id of ids) {
+    expect(beads.find((issue) => issue.id === id)?.status, `${id} closed`).toBe('closed');
+    const adding = hosts.remote(['log', '--format=%H', '--diff-filter=A', BRANCH, '--', `work/${id}.txt`]).split('\n').filter(Boolean);
+    expect(adding, `exactly one commit adds ${id}'s work`).toHaveLength(1);
+    expect(hosts.remote(['log', '-1', '--format=%B', adding[0]!]), `the commit adding ${id}'s work is ${id}'s`).toMatch(new RegExp(`^Ralph-Task: ${id.replace('.', '\\.')}$`, 'm'));
+    const own = hosts.remote(['log', '--format=%H', `--grep=^Ralph-Task: ${id.replace('.', '\\.')}$`, BRANCH]).split('\n').filter(Boolean);
+    expect(own, `exactly one commit of ralph's is ${id}'s`).toHaveLength(1);
+  }
+  expect(beads.filter((issue) => issue.status === 'in_progress' || (issue.status !== 'closed' && /^ralph-/.test(issue.assignee ?? ''))).map((issue) => `${issue.id} ${issue.status} ${issue.assignee ?? ''}`), 'no bead in_progress or claimed by a ralph worker').toEqual([]);
+  // A host that ended before the killed host's restart pushed the landing it had left unpushed: bd said that
+  // bead closed already (its agent closed it), so nothing told this host to wait for its work. Behind by
+  // that landing alone: the other hosts' commits, nothing of its own.
+  expectClones(hosts, false, (host, head) => {
+    const mine = gitIn(host.repo, ['rev-parse', 'HEAD']).trim();
+    const between = hosts.remote(['log', '--format=%(trailers:key=Ralph-Host,valueonly)', `${mine}..${head}`]).split('\n').filter(Boolean);
+    expect(hosts.remote(['rev-list', head]).split('\n'), `${host.repo} behind the remote's head, never apart`).toContain(mine);
+    expect(between.every((name) => name !== host.env.RALPH_HOST_NAME), `${host.repo} lacks only other hosts' landings`).toBe(true);
+  });
+}
+
+/** Whether `id` shows done in the source's file (prd.json, tasks.md) at `sha` of the bare repository. */
+const shownDoneOnRemote = (hosts: Hosts, kind: Kind, id: string, sha: string): boolean => {
   try {
+    if (kind === 'speckit') return hosts.remote(['show', `${sha}:${FEATURE}/tasks.md`]).includes(`- [X] ${id} `);
     return (JSON.parse(hosts.remote(['show', `${sha}:prd.json`])) as { userStories: Array<{ id: string; passes: boolean }> }).userStories.find((story) => story.id === id)?.passes === true;
   } catch {
-    return false;
+    return false; // the file is not there yet
   }
 };
 
+/** The tasks the source's record on the remote's branch says were completed, one entry per completion. */
+function completedOnRemote(hosts: Hosts, kind: Kind): string[] {
+  if (kind === 'speckit') {
+    // ralph-tasks.json, merged when a landing was replayed: every task as the host that did it left it.
+    const tracked = (JSON.parse(hosts.remote(['show', `${BRANCH}:${FEATURE}/ralph-tasks.json`])) as { tasks: Array<{ id: string; status: string; lastOutcome?: string }> }).tasks;
+    expect(tracked.filter((task) => task.id !== 'T001').map((task) => `${task.id} ${task.status} ${task.lastOutcome}`), 'ralph-tasks.json: each task done, passed').toEqual([...tracked.filter((task) => task.id !== 'T001').map((task) => `${task.id} done pass`)]);
+    const progress = hosts.remote(['show', `${BRANCH}:${FEATURE}/progress.txt`]);
+    return [...progress.matchAll(/^## Iteration \d+ - [^\n]*\n- Task: (T\d{3})[^\n]*\n- Status: ✅/gm)].map((match) => match[1]!);
+  }
+  const records = hosts.remote(['ls-tree', '-r', '--name-only', BRANCH]).split('\n').filter((file) => /history\/iteration-\d+\.json$/.test(file));
+  return records.map((file) => JSON.parse(hosts.remote(['show', `${BRANCH}:${file}`])) as { taskId: string; completionStatus: string }).filter((record) => record.completionStatus === 'completed').map((record) => record.taskId);
+}
+
 /**
- * What every run of two hosts ends with, on the remote's branch: each story flipped to passing by exactly
- * one commit, its own (Ralph-Task), holding its work (work/<id>.txt), never flipped back; one completed
- * history record per story; a linear history; no claim; each clone at the remote's head, clean, with no
+ * What every run of two hosts ends with, on the remote's branch: each task flipped to done (prd.json's
+ * passes, tasks.md's [X]) by exactly one commit, its own (Ralph-Task), holding its work (work/<id>.txt),
+ * never flipped back; the source's record says completed once per task (a history record, a progress.txt
+ * entry); a linear history; no claim; each clone at the remote's head, clean, with no
  * journal, lock or worker branch left, and no kept branch (`sweptKept`: but what a killed run's worktree
  * held with its agent at work, kept by the sweep in the clone).
  */
-export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKept = false): void {
+export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKept = false, kind: Kind = 'prd'): void {
   const shas = hosts.remote(['rev-list', '--reverse', BRANCH]).split('\n').filter(Boolean);
   for (const id of ids) {
     const flips: string[] = [];
     let before = false;
     for (const sha of shas) {
-      const now = passes(hosts, id, sha);
+      const now = shownDoneOnRemote(hosts, kind, id, sha);
       expect(before && !now, `${id} went back to not done in ${sha}`).toBe(false);
       if (!before && now) flips.push(sha);
       before = now;
@@ -259,16 +327,20 @@ export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKe
     expect(hosts.remote(['diff-tree', '--no-commit-id', '--name-only', '-r', flips[0]!]).split('\n'), `the commit marking ${id} done holds its work`).toContain(`work/${id}.txt`);
     expect(hosts.remote(['log', '-1', '--format=%B', flips[0]!]), `the commit marking ${id} done is ${id}'s own`).toMatch(new RegExp(`^Ralph-Task: ${id}$`, 'm'));
   }
-  const records = hosts.remote(['ls-tree', '-r', '--name-only', BRANCH]).split('\n').filter((file) => /history\/iteration-\d+\.json$/.test(file));
-  const completed = records.map((file) => JSON.parse(hosts.remote(['show', `${BRANCH}:${file}`])) as { taskId: string; completionStatus: string }).filter((record) => record.completionStatus === 'completed');
-  expect(completed.map((record) => record.taskId).sort(), 'one completed history record per story').toEqual([...ids].sort());
-  expect(hosts.remote(['log', '--format=%P', BRANCH]).trim().split('\n').every((parents) => parents.split(' ').length <= 1), 'a linear history').toBe(true);
+  expect(completedOnRemote(hosts, kind).sort(), 'the source records each task completed once').toEqual([...ids].sort());
   expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']), 'no claim left on the remote').toBe('');
+  expectClones(hosts, sweptKept);
+}
+
+/** A linear history, no kept branch on the remote; each clone at the remote's head, clean, nothing of a run left (see above). */
+function expectClones(hosts: Hosts, sweptKept = false, behind?: (host: Sandbox, head: string) => void): void {
+  expect(hosts.remote(['log', '--format=%P', BRANCH]).trim().split('\n').every((parents) => parents.split(' ').length <= 1), 'a linear history').toBe(true);
   expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/heads/ralph-kept/']), 'no kept branch needed').toBe('');
   const head = hosts.remote(['rev-parse', BRANCH]).trim();
   for (const host of hosts.hosts) {
     expect(gitIn(host.repo, ['status', '--porcelain', '--untracked-files=all']), `${host.repo} is clean`).toBe('');
-    expect(gitIn(host.repo, ['rev-parse', 'HEAD']).trim(), `${host.repo} at the remote's head`).toBe(head);
+    if (behind && gitIn(host.repo, ['rev-parse', 'HEAD']).trim() !== head) behind(host, head);
+    else expect(gitIn(host.repo, ['rev-parse', 'HEAD']).trim(), `${host.repo} at the remote's head`).toBe(head);
     expect(gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-worker/']), `no worker branch left in ${host.repo}`).toBe('');
     const kept = gitIn(host.repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/']).split('\n').filter(Boolean);
     // A worktree (or its branch, when a kill cut the sweep short) a kill found with an agent at work: its

@@ -1,11 +1,11 @@
-// Two hosts on one remote (--remote): host1 is killed (SIGKILL, from inside: the test hook
-// RALPH_TEST_CRASH_AT) at each durable step of a landing while host2 runs on, then host1 is started again
-// with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
+// Two hosts on one remote (--remote), with a PRD, a Spec Kit feature or beads in server mode (one bd both
+// share): host1 is killed (SIGKILL, from inside: the test hook RALPH_TEST_CRASH_AT) at each durable step of
+// a landing while host2 runs on, then host1 is started again with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
 // done by its own commit that holds its work; no claim is left; every clone is clean. The lease is long
 // (60 s): a claim the killed run left must be taken back by its clone's next start, never waited out.
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor, type Sandbox } from './helpers.ts';
-import { BRANCH, crashHosts, expectHostsSettled, startNode } from './crash-helpers.ts';
+import { BRANCH, crashHosts, expectBeadsHostsSettled, expectHostsSettled, startNode, type HostKind } from './crash-helpers.ts';
 import type { Hosts } from './hosts.ts';
 import type { CrashPoint } from '../../lib/recovery/crash-points.ts';
 
@@ -18,35 +18,51 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-const REPLAYED = /this clone's commit of US-001 that origin lacks \(a landing cut short\): replayed on origin\/ralph\/night \([0-9a-f]{12}\) and pushed, up to [0-9a-f]{12}; the claims the killed run left on US-001 released/;
+/** What host1's restart says of a landing it left unpushed (its first task's, `id`): replayed on host2's. */
+const replayed = (id: string): RegExp => new RegExp(`this clone's commit of ${id} that origin lacks \\(a landing cut short\\): replayed on origin/ralph/night \\([0-9a-f]{12}\\) and pushed, up to [0-9a-f]{12}; the claims the killed run left on ${id} released`);
 
 /** The durable steps of a landing on a remote where host1 dies (its first task's), and what its restart says. */
-export const HOSTS: Array<[CrashPoint, string, RegExp | undefined]> = [
+export const HOSTS: Array<[HostKind, CrashPoint, string, RegExp | undefined]> = [
   // The claim is all there is: the restart takes it back (US-001 goes to whichever host picks it next).
-  ['claimed', '1', /released the claim a killed run of this clone left on US-001/],
+  ['prd', 'claimed', '1', /released the claim a killed run of this clone left on US-001/],
   // Merged in this clone, not recorded: recorded into that commit, then replayed on host2's landing.
-  ['merged', '1', REPLAYED],
-  ['state_written', '1', REPLAYED],
+  ['prd', 'merged', '1', replayed('US-001')],
+  ['prd', 'state_written', '1', replayed('US-001')],
   // Pushed with the claim's release in one atomic push: nothing left to settle.
-  ['pushed', '1', undefined],
-  ['pushed', '1:early', undefined],
-  ['claim_released', '1', undefined],
+  ['prd', 'pushed', '1', undefined],
+  ['prd', 'pushed', '1:early', undefined],
+  ['prd', 'claim_released', '1', undefined],
+  // Spec Kit: the same landing; what differs is the state (tasks.md's tick, progress.txt's entry) replayed.
+  ['speckit', 'merged', '1', replayed('T002')],
+  ['speckit', 'state_written', '1', replayed('T002')],
+  ['speckit', 'pushed', '1', undefined],
+  // Beads in server mode: the state and the claims are in the bd all hosts share, not in the commits.
+  ['beads', 'merged', '1', /this clone's commit of ws-9w6\.2 that origin lacks \(a landing cut short\): replayed on origin\/ralph\/night \([0-9a-f]{12}\) and pushed/],
+  ['beads', 'pushed', '1', undefined],
 ];
 
 describe('two hosts on a remote: host1 killed at each durable step of a landing while host2 runs on, then host1 again', () => {
-  it.each(HOSTS)('killed at %s (#%s)', async (point, nth, says) => {
-    const made = await crashHosts('path');
+  it.each(HOSTS)('%s: killed at %s (#%s)', async (kind, point, nth, says) => {
+    const made = await crashHosts('path', 2, kind);
     ({ box: sandbox, cluster } = made);
-    const { cluster: hosts, ids, args } = made;
+    const { cluster: hosts, ids, args, database, holding } = made;
     const [host1, host2] = hosts.hosts as [Sandbox, Sandbox];
     const crashed = startNode(host1, args, { RALPH_TEST_CRASH_AT: `${point}:${nth}` });
     // host2 starts once host1 holds a task (or died): host1 reaches its point on a task of its own.
     let ended = false;
     void crashed.done.then(() => (ended = true));
-    await waitFor(() => ended || hosts.remote(['for-each-ref', 'refs/ralph/']).trim() !== '', 30_000, 'host1 to claim a task');
+    await waitFor(() => ended || holding(), 30_000, 'host1 to claim a task');
     const other = startNode(host2, args);
     const killed = await crashed.done;
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    if (point === 'claimed') {
+      // The dry run names the claim the dead run left, and only looks: the claim is still on the remote.
+      const claims = hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']);
+      const dry = await startNode(host1, ['--dry-run', ...args]).done;
+      expect(dry.stdout).toContain('would recover: release the claim a killed run of this clone left on US-001\n');
+      expect(dry.stdout).not.toMatch(/would recover: release the claims? a killed run of this clone left on .*US-002/);
+      expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/'])).toContain(claims.split('\n').find((ref) => ref.endsWith('/US-001'))!);
+    }
     // host2 lands its task meanwhile: a landing host1 left unpushed must be replayed on that new head.
     await waitFor(() => /^host2$/m.test(hosts.remote(['log', '--format=%(trailers:key=Ralph-Host,valueonly)', BRANCH])), 60_000, 'host2 to land a task');
     const again = await startNode(host1, args).done;
@@ -56,6 +72,7 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     if (says) expect(again.stderr).toMatch(says);
     // The killed run's claim is its clone's to take back, never a lease to wait out.
     expect(`${again.stderr}\n${second.stderr}`).not.toMatch(/took over/);
-    expectHostsSettled(hosts, ids);
+    if (kind === 'beads') expectBeadsHostsSettled(hosts, database!, ids);
+    else expectHostsSettled(hosts, ids, false, kind);
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 // The prd.json task source: picks the highest-priority open task, marks it in_iteration while the agent
 // works, and records the verdict in prd.json, history/iteration-N.json and progress.txt.
 import { count } from '../../progress/tasks-left.ts';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphError } from '../../errors.ts';
 import { resolveGates } from '../../gates.ts';
@@ -182,8 +182,14 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
       return warnings;
     },
 
-    async recorded(iteration: number) {
-      return existsSync(historyFile(root, iteration));
+    async recorded(iteration: number, taskId: string) {
+      const file = historyFile(root, iteration);
+      if (!existsSync(file)) return false;
+      try {
+        return (JSON.parse(readFileSync(file, 'utf8')) as { taskId?: string }).taskId === taskId;
+      } catch {
+        return true; // a record of that number is there (unreadable): never record the iteration twice
+      }
     },
 
     async afterRecovery() {

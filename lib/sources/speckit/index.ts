@@ -116,9 +116,10 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
       return warnings;
     },
 
-    async recorded(iteration: number) {
+    async recorded(iteration: number, taskId: string) {
       if (!resolve().ok) return false;
-      return new RegExp(`^## Iteration ${iteration} - `, 'm').test(readText(paths().progress) ?? '');
+      const id = taskId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      return new RegExp(`^## Iteration ${iteration} - [^\n]*\n- Task: ${id}\\b`, 'm').test(readText(paths().progress) ?? '');
     },
 
     async snapshot(): Promise<Snapshot> {

@@ -66,15 +66,24 @@ export function createFeatureState(ctx: SourceContext): FeatureState {
     return parsed;
   };
 
+  /** ralph-tasks.json's text as this source last read or wrote it. */
+  let trackingText: string | undefined;
   const loadTracking = (parsed: ParsedTasks): Tracking => {
     const p = paths();
-    tracking ??= parseTracking(readText(p.tracking), p.feature.name, p.rel.tasks, iso());
+    // Read again when the file changed under this source: another host's landing (--remote) brought the
+    // main worktree its record, whose tasks a stale copy here would overwrite.
+    const text = readText(p.tracking);
+    if (tracking === undefined || text !== trackingText) {
+      tracking = parseTracking(text, p.feature.name, p.rel.tasks, iso());
+      trackingText = text;
+    }
     tracking = syncTracking(tracking, parsed, iso());
     return tracking;
   };
   const saveTracking = (data: Tracking): void => {
     tracking = data;
-    writeFileAtomic(paths().tracking, `${JSON.stringify(data, null, 2)}\n`);
+    trackingText = `${JSON.stringify(data, null, 2)}\n`;
+    writeFileAtomic(paths().tracking, trackingText);
   };
 
   return { option, resolve, paths, stamp, iso, readTasks, loadTracking, saveTracking };

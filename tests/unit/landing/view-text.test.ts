@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claimLines, landedText, liveClaims } from '../../../lib/landing/view-text.ts';
+import { claimLines, landedText, leftBehindText, leftByThisClone, liveClaims } from '../../../lib/landing/view-text.ts';
 import type { ClaimView, RemoteView } from '../../../lib/landing/view.ts';
 
 // Local time is UTC in the suite (TZ), so the clock reads as written.
@@ -58,5 +58,23 @@ describe('landedText', () => {
     ['without them', [], 'landed here 2, by other hosts 3 on origin/feat'],
   ])('%s', (_name, landed, text) => {
     expect(landedText(remote, landed)).toBe(text);
+  });
+});
+
+describe('the claims a dead run of this clone left (what --dry-run says recovery releases)', () => {
+  const here = { clone: '/home/ann/feat', host: 'host1' };
+  it.each([
+    ['this clone, this host: a dead run\'s (the lock is free)', [claim({ task: 'US-001', ...here })], ['US-001']],
+    ['expired or not, it is this clone\'s to release', [claim({ task: 'US-001', ...here, expired: true }), claim({ task: 'US-003', ...here })], ['US-001', 'US-003']],
+    ['another host\'s claim on a clone at the same path', [claim({ task: 'US-001', clone: here.clone, host: 'host2' })], []],
+    ['another clone of this host', [claim({ task: 'US-001', clone: '/home/ann/other', host: 'host1' })], []],
+    ['none', [], []],
+  ])('%s', (_what, claims, tasks) => {
+    expect(leftByThisClone(claims, here.clone, here.host)).toEqual(tasks);
+  });
+
+  it('says it as the run does', () => {
+    expect(`release ${leftBehindText(['US-001'])}`).toBe('release the claim a killed run of this clone left on US-001');
+    expect(`released ${leftBehindText(['US-001', 'US-002'])}`).toBe('released the claims a killed run of this clone left on US-001, US-002');
   });
 });

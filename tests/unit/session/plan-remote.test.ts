@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { firstTasks } from '../../../lib/session/loop-end.ts';
+import { claimsToRecover } from '../../../lib/session/plan-remote.ts';
+import type { ClaimView } from '../../../lib/landing/view.ts';
 import type { Snapshot, Task } from '../../../lib/sources/types.ts';
 
 const task = (id: string): Task => ({ id, title: `Story ${id}` }) as Task;
@@ -34,3 +36,20 @@ describe('firstTasks', () => {
 
 });
 
+
+describe('claimsToRecover: what --dry-run --remote says recovery does with the claims', () => {
+  const claim = (task: string, host: string, clone: string): ClaimView => ({ task, host, clone, run: 'r1', pid: 1, since: '2026-11-26T12:00:00.000Z', renewedAt: '2026-11-26T12:00:00.000Z', expired: false });
+  const view = { name: 'origin', branch: 'feat', claims: [claim('US-001', 'host1', '/w/a'), claim('US-002', 'host2', '/w/b')] };
+
+  it.each<[string, boolean, string[], string[]]>([
+    ['the lock free: a dead run of this clone left US-001; its task is free', true, ['US-002'], ['release the claim a killed run of this clone left on US-001']],
+    ['the lock held: a live run of this clone holds US-001, nothing to recover', false, ['US-001', 'US-002'], []],
+  ])('%s', (_what, lockFree, held, recover) => {
+    const got = claimsToRecover(view, '/w/a', 'host1', lockFree);
+    expect({ held: [...got.held].sort(), recover: got.recover }).toEqual({ held, recover });
+  });
+
+  it('claims that could not be read: nothing to recover', () => {
+    expect(claimsToRecover({ ...view, error: 'origin does not answer' }, '/w/a', 'host1', true).recover).toEqual([]);
+  });
+});

@@ -198,6 +198,16 @@ describe('an iteration through the source', () => {
     expect(Buffer.byteLength(context.recent)).toBeLessThan(8 * 1024 + 100);
   });
 
+  it('recorded(): the history record of that iteration and that story only (another host may use the number, --remote)', async () => {
+    const h = harness('snarktank.json', 'prd.json', { agent: 'claude' });
+    const [task, other] = (await h.source.snapshot()).ready;
+    await h.source.claim!(task!, info(1));
+    await h.source.settle!(result(task!, 1, 'pass', { agentText: REPORT }), info(1));
+    expect(await h.source.recorded!(1, task!.id)).toBe(true);
+    expect(await h.source.recorded!(1, other!.id)).toBe(false);
+    expect(await h.source.recorded!(2, task!.id)).toBe(false);
+  });
+
   it('settle pass: completed (passes: true), history record and progress entry', async () => {
     const h = harness('snarktank.json', 'prd.json', { agent: 'claude' });
     const [task] = (await h.source.snapshot()).ready;

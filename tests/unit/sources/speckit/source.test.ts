@@ -362,6 +362,37 @@ describe('settle(): progress.txt and ralph-tasks.json', () => {
     expect(tracking(root).running?.map((item) => item.iteration)).toEqual([2]);
   });
 
+  it('ralph-tasks.json changed under the source (another host\'s landing, --remote): read again, that host\'s record of its task kept', async () => {
+    const root = copyFixture('user-auth');
+    const ctx = makeContext(root);
+    const source = createSpeckitSource(ctx);
+    const pass = (id: string) => ({ kind: 'pass' as const, reason: `completed ${id}`, tasksDone: [id], filesChanged: [], agentText: 'Done.' });
+    const { task: first } = await iterate(source, ctx, 1, (id) => (checkOff(root, id), pass(id)));
+    // The main worktree moves to the remote's head: another host landed the next task, with its record.
+    const next = (await source.snapshot()).ready[0]!;
+    checkOff(root, next.id);
+    const theirs = tracking(root);
+    const file = path.join(root, FEATURE, 'ralph-tasks.json');
+    writeFileSync(file, `${JSON.stringify({ ...theirs, lastIteration: 2, tasks: theirs.tasks.map((item) => (item.id === next.id ? { ...item, status: 'done', attempts: 1, lastIteration: 2, lastOutcome: 'pass' } : item)) }, null, 2)}\n`);
+    await iterate(source, ctx, 3, (id) => (checkOff(root, id), pass(id)));
+    const records = tracking(root).tasks;
+    expect(records.find((item) => item.id === next.id)).toMatchObject({ status: 'done', attempts: 1, lastIteration: 2, lastOutcome: 'pass' });
+    expect(records.find((item) => item.id === first.id)).toMatchObject({ status: 'done', attempts: 1, lastOutcome: 'pass' });
+  });
+
+  it('recorded(): the progress entry of that iteration and that task only (another host may use the number, --remote)', async () => {
+    const root = copyFixture('user-auth');
+    const ctx = makeContext(root);
+    const source = createSpeckitSource(ctx);
+    const { task } = await iterate(source, ctx, 1, (id) => (checkOff(root, id), { kind: 'pass' as const, reason: 'done', tasksDone: [id], filesChanged: [], agentText: 'Done.' }));
+    const other = (await source.snapshot()).ready[0]!;
+    expect(await source.recorded!(1, task.id)).toBe(true);
+    expect(await source.recorded!(1, other.id)).toBe(false);
+    expect(await source.recorded!(2, task.id)).toBe(false);
+    // A task id that begins another's (T005 in T0050) is not it.
+    expect(await source.recorded!(1, task.id.slice(0, -1))).toBe(false);
+  });
+
   it('claim() records the running iteration; recover() of the next run notes it was interrupted', async () => {
     const root = copyFixture('user-auth');
     const source = createSpeckitSource(makeContext(root));
