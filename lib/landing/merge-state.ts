@@ -35,6 +35,25 @@ function tickedOf(a: string, b: string): string | undefined {
   return ma[2] === ' ' ? b : a;
 }
 
+/** This host's iteration `from`, numbered `to` on the remote's head (the other hosts used `from` meanwhile). */
+export interface Renumbered {
+  from: number;
+  to: number;
+}
+
+// An entry's heading in a progress log: Spec Kit's `## Iteration N - <time>`, PRD's `## <time> - <task> - iteration N: <status>`.
+const HEADINGS = [/^(## Iteration )(\d+)(?=\s|$)/gm, /^(## .* - iteration )(\d+)(?=:)/gm];
+
+/** The iteration numbers a progress log's entry headings carry. */
+export function entryNumbers(log: string): number[] {
+  return HEADINGS.flatMap((heading) => [...log.matchAll(heading)].map((match) => Number(match[2])));
+}
+
+/** `appended` (this host's lines of a log) with the headings of iteration `from` numbered `to`. */
+export function renumberEntries(appended: string, { from, to }: Renumbered): string {
+  return HEADINGS.reduce((text, heading) => text.replace(heading, (whole, lead: string, number: string) => (Number(number) === from ? `${lead}${to}` : whole)), appended);
+}
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /**
@@ -43,7 +62,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
  * remote has it; a number both changed takes the larger (counters and iteration numbers only grow), a
  * timestamp the later. Formatted as `ours` is (its indent). Undefined when it cannot be merged.
  */
-export function mergeRecord(base: string | undefined, ours: string, theirs: string, task: string): string | undefined {
+export function mergeRecord(base: string | undefined, ours: string, theirs: string, task: string, renumbered?: Renumbered): string | undefined {
   let parsed: [Json | undefined, Json, Json];
   try {
     parsed = [base === undefined ? undefined : (JSON.parse(base) as Json), JSON.parse(ours) as Json, JSON.parse(theirs) as Json];
@@ -52,6 +71,10 @@ export function mergeRecord(base: string | undefined, ours: string, theirs: stri
   }
   const merged = mergeValue(parsed[0], parsed[1], parsed[2], task);
   if (merged === CONFLICT || merged === undefined) return undefined;
+  if (isObject(merged)) {
+    if (renumbered) renumberRecord(merged, task, renumbered);
+    recount(merged);
+  }
   const indent = /^[{[]\n([ \t]+)/.exec(ours)?.[1] ?? '';
   return `${JSON.stringify(merged, null, indent)}${ours.endsWith('\n') ? '\n' : ''}`;
 }
@@ -92,4 +115,28 @@ function mergeValue(base: Json | undefined, ours: Json | undefined, theirs: Json
   if (typeof ours === 'number' && typeof theirs === 'number') return Math.max(ours, theirs);
   if (typeof ours === 'string' && typeof theirs === 'string' && ISO.test(ours) && ISO.test(theirs)) return ours > theirs ? ours : theirs;
   return CONFLICT;
+}
+
+/** The replayed task's record of its iteration, and the record's last iteration, take the new number. */
+function renumberRecord(merged: { [key: string]: Json }, task: string, { from, to }: Renumbered): void {
+  if (typeof merged.lastIteration === 'number') merged.lastIteration = Math.max(merged.lastIteration, to);
+  if (!Array.isArray(merged.tasks)) return;
+  for (const item of merged.tasks) if (isObject(item) && item.id === task && item.lastIteration === from) item.lastIteration = to;
+}
+
+/**
+ * A summary that counts a list's statuses (ralph-tasks.json: `summary` {total, done, open, skipped} of
+ * `tasks`) is counted again: each side counted only its own task done, and the larger of two counts is
+ * neither's.
+ */
+function recount(merged: { [key: string]: Json }): void {
+  const { summary, tasks } = merged;
+  if (!isObject(summary) || !Array.isArray(tasks) || typeof summary.total !== 'number') return;
+  if (!tasks.every((item) => isObject(item) && typeof item.status === 'string')) return;
+  const statuses = tasks.map((item) => (item as { status: string }).status);
+  const counted: { [key: string]: Json } = {};
+  for (const [key, value] of Object.entries(summary)) {
+    counted[key] = key === 'total' ? statuses.length : typeof value === 'number' ? statuses.filter((status) => status === key).length : value;
+  }
+  merged.summary = counted;
 }

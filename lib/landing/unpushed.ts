@@ -13,7 +13,7 @@ import { RalphError } from '../errors.ts';
 import type { Git } from '../repo/git.ts';
 import { matchesAny } from '../repo/paths.ts';
 import type { PushOutcome } from './push-outcome.ts';
-import { mergeRecord, mergeTicks } from './merge-state.ts';
+import { entryNumbers, mergeRecord, mergeTicks, renumberEntries, type Renumbered } from './merge-state.ts';
 
 /** One commit of this clone the remote lacks, with ralph's trailers as it carries them. */
 export interface Unpushed {
@@ -133,22 +133,42 @@ export async function replayUnpushed(main: Git, commits: readonly Unpushed[], on
   return { head: (await main.head())! };
 }
 
-/** Settles the conflicted state files of `commit`'s pick and commits it; false when one cannot be settled. */
+/**
+ * Settles the conflicted state files of `commit`'s pick and commits it; false when one cannot be settled.
+ * An iteration number the other hosts used meanwhile is taken once for the commit: by its iteration record
+ * first (its name), else by its log entries; its JSON records and its trailer then say the same number.
+ */
 async function settleState(main: Git, files: readonly string[], commit: Unpushed): Promise<boolean> {
   let message = (await main.raw(['log', '-1', '--format=%B', commit.sha])).replace(/\n+$/, '\n');
-  for (const file of files) {
-    const [base, ours, theirs] = await Promise.all([1, 2, 3].map((stage) => main.attempt(['show', `:${stage}:${file}`]).then((shown) => (shown.ok ? shown.output : undefined))));
+  const staged = await Promise.all(files.map(async (file) => ({ file, stages: await Promise.all([1, 2, 3].map((stage) => main.attempt(['show', `:${stage}:${file}`]).then((shown) => (shown.ok ? shown.output : undefined)))) })));
+  const from = Number(commit.iteration);
+  let moved: number | undefined;
+  const rest: typeof staged = [];
+  for (const item of staged) {
+    const [base, ours, theirs] = item.stages;
     // Added on both sides: an iteration record (named by its number) takes the next free number.
-    const moved = base === undefined && ours !== undefined && theirs !== undefined ? await renumber(main, file, theirs, commit.iteration) : undefined;
-    if (moved) {
-      message = message.replace(new RegExp(`^Ralph-Iteration: ${commit.iteration}$`, 'm'), `Ralph-Iteration: ${moved}`);
-      continue;
+    const taken = base === undefined && ours !== undefined && theirs !== undefined ? await renumber(main, item.file, theirs, commit.iteration) : undefined;
+    if (taken) moved = Number(taken);
+    else rest.push(item);
+  }
+  // The logs before the JSON records: a log's entries may take a new number, which the records then say too.
+  rest.sort((a, b) => Number(a.stages[1] !== undefined && isJson(a.stages[1])) - Number(b.stages[1] !== undefined && isJson(b.stages[1])));
+  for (const { file, stages } of rest) {
+    const [base, ours] = stages;
+    let theirs = stages[2];
+    // A log whose entries the other hosts numbered `from` too: this host's entries take the number free after theirs.
+    const start = base ?? (ours !== undefined && theirs !== undefined ? sharedStart(ours, theirs) : undefined);
+    if (commit.iteration && ours !== undefined && !isJson(ours) && theirs !== undefined && start !== undefined && theirs.startsWith(start)) {
+      const numbers = entryNumbers(ours);
+      moved ??= numbers.includes(from) ? Math.max(from, ...numbers) + 1 : undefined;
+      if (moved !== undefined) theirs = start + renumberEntries(theirs.slice(start.length), { from, to: moved });
     }
-    const merged = mergeStateFile(base, ours, theirs, commit.task);
+    const merged = mergeStateFile(base, ours, theirs, commit.task, moved === undefined ? undefined : { from, to: moved });
     if (merged === undefined) return false;
     writeFileSync(path.join(main.cwd, file), merged);
     await main.raw(['add', '--', file]);
   }
+  if (moved !== undefined) message = message.replace(new RegExp(`^Ralph-Iteration: ${commit.iteration}$`, 'm'), `Ralph-Iteration: ${moved}`);
   await main.raw(['commit', '--no-verify', '--allow-empty', '-m', message]);
   return true;
 }
@@ -158,10 +178,10 @@ async function settleState(main: Git, files: readonly string[], commit: Unpushed
  * list whose boxes both ticked, a log both appended to (or both began: the other hosts' lines, then this
  * host's). Undefined when none of these fits.
  */
-export function mergeStateFile(base: string | undefined, ours: string | undefined, theirs: string | undefined, task: string): string | undefined {
+export function mergeStateFile(base: string | undefined, ours: string | undefined, theirs: string | undefined, task: string, renumbered?: Renumbered): string | undefined {
   if (ours === undefined || theirs === undefined) return undefined;
   // Before the log's rule: two records both began would read as one appended to the other.
-  if (isJson(ours) && isJson(theirs)) return mergeRecord(base, ours, theirs, task);
+  if (isJson(ours) && isJson(theirs)) return mergeRecord(base, ours, theirs, task, renumbered);
   return mergeTicks(base, ours, theirs) ?? appendedBoth(base ?? sharedStart(ours, theirs), ours, theirs);
 }
 

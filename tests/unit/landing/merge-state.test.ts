@@ -1,7 +1,7 @@
 // The state files a replayed landing and the remote both changed (lib/landing/merge-state.ts): a task list
 // both ticked, a JSON record both wrote; what does not merge is refused, never guessed.
 import { describe, expect, it } from 'vitest';
-import { mergeRecord, mergeTicks } from '../../../lib/landing/merge-state.ts';
+import { entryNumbers, mergeRecord, mergeTicks, renumberEntries } from '../../../lib/landing/merge-state.ts';
 import { mergeStateFile } from '../../../lib/landing/unpushed.ts';
 
 const list = (a: string, b: string, c = ' '): string => `# Tasks\n\n- [${a}] T002 [P] Part two\n- [${b}] T003 [P] Part three\n- [${c}] T004 Part four\n`;
@@ -60,5 +60,27 @@ describe('mergeStateFile: which rule a state file takes', () => {
   it('a task list by its boxes, a log by what both appended', () => {
     expect(mergeStateFile(list(' ', ' '), list(' ', 'X'), list('X', ' '), 'T002')).toBe(list('X', 'X'));
     expect(mergeStateFile('# log\n', '# log\nA\n', '# log\nB\n', 'x')).toBe('# log\nA\nB\n');
+  });
+});
+
+describe('renumberEntries: this host\'s log entries of an iteration the other hosts numbered too', () => {
+  it.each([
+    ['Spec Kit', '## Iteration 1 - 2026-01-01 10:00:00\n- Task: T002 x\n', '## Iteration 4 - 2026-01-01 10:00:00\n- Task: T002 x\n'],
+    ['PRD', '## 2026-01-01 10:00 - US-001 - iteration 1: passed\n', '## 2026-01-01 10:00 - US-001 - iteration 4: passed\n'],
+    ['another iteration, and a line that only mentions it', '## Iteration 12 - t\n- Note: Iteration 1 - was here\n', '## Iteration 12 - t\n- Note: Iteration 1 - was here\n'],
+  ])('%s', (_what, appended, expected) => {
+    expect(renumberEntries(appended, { from: 1, to: 4 })).toBe(expected);
+  });
+
+  it('entryNumbers reads both headings', () => {
+    expect(entryNumbers('## Iteration 3 - t\n## 2026-01-01 10:00 - US-002 - iteration 5: failed\n## Session x\n')).toEqual([3, 5]);
+  });
+});
+
+describe('mergeRecord: a summary that counts the list\'s statuses is counted again', () => {
+  it('each side counted only its own task done', () => {
+    const record = (done: string[]) => JSON.stringify({ summary: { total: 3, done: done.length, open: 3 - done.length, skipped: 0 }, tasks: ['T1', 'T2', 'T3'].map((id) => ({ id, status: done.includes(id) ? 'done' : 'open' })) });
+    const base = record([]);
+    expect(JSON.parse(mergeRecord(base, record(['T2']), record(['T1']), 'T1')!).summary).toEqual({ total: 3, done: 2, open: 1, skipped: 0 });
   });
 });

@@ -95,6 +95,26 @@ describe('replayUnpushed (a real repository)', () => {
     expect(git('status', '--porcelain').trim()).toBe('');
   });
 
+  it("Spec Kit's state: this host's progress entry takes the number after the other hosts', its task record too; the summary counted again", async () => {
+    const entry = (n: number, task: string) => `## Iteration ${n} - 2026-01-01 00:00:00\n- Task: ${task} x\n- Status: ✅ completed\n\n---\n`;
+    const tracking = (done: string[], last: Record<string, number>) =>
+      `${JSON.stringify({ version: 1, lastIteration: Math.max(0, ...Object.values(last)), summary: { total: 3, done: done.length, open: 3 - done.length, skipped: 0 }, tasks: ['US-001', 'US-002', 'US-003'].map((id) => ({ id, status: done.includes(id) ? 'done' : 'open', ...(last[id] ? { lastIteration: last[id] } : {}) })) }, null, 2)}\n`;
+    // The log is named to sort after the record: the log decides the number, whatever git's order.
+    const { dir, git, head: theirs, mine, main } = diverged(
+      { 'one.txt': 'one\n', 'work-log.txt': `# progress\n## Session b (run h1)\n${entry(1, 'US-001')}`, 'ralph-tasks.json': tracking(['US-001'], { 'US-001': 1 }) },
+      { 'two.txt': 'two\n', 'work-log.txt': `# progress\n${entry(1, 'US-002')}${entry(2, 'US-003')}`, 'ralph-tasks.json': tracking(['US-002', 'US-003'], { 'US-002': 1, 'US-003': 2 }) },
+    );
+    const replayed = await replayUnpushed(main, await unpushedCommits(main, theirs, mine), theirs, mine, ['work-log.txt', 'ralph-tasks.json']);
+    expect('head' in replayed).toBe(true);
+    expect(readFileSync(path.join(dir, 'work-log.txt'), 'utf8')).toBe(`# progress\n${entry(1, 'US-002')}${entry(2, 'US-003')}## Session b (run h1)\n${entry(3, 'US-001')}`);
+    const record = JSON.parse(readFileSync(path.join(dir, 'ralph-tasks.json'), 'utf8')) as { lastIteration: number; summary: object; tasks: Array<{ id: string; status: string; lastIteration?: number }> };
+    expect(record.summary).toEqual({ total: 3, done: 3, open: 0, skipped: 0 });
+    expect(record.lastIteration).toBe(3);
+    expect(record.tasks.map((task) => `${task.id} ${task.status} ${task.lastIteration}`)).toEqual(['US-001 done 3', 'US-002 done 1', 'US-003 done 2']);
+    expect(git('log', '-1', '--format=%(trailers:key=Ralph-Iteration,valueonly)').trim()).toBe('3');
+    expect(git('status', '--porcelain').trim()).toBe('');
+  });
+
   it('a conflict in the work itself: back at the unpushed commit, the paths named', async () => {
     const { git, head, mine, main } = diverged({ 'shared.txt': 'mine\n' }, { 'shared.txt': 'theirs\n' });
     const replayed = await replayUnpushed(main, await unpushedCommits(main, head, mine), head, mine, STATE);
