@@ -235,7 +235,10 @@ async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: 
     const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session, worker: entry.worker };
     await ctx.source.workers.markDone([entry.taskId]);
     const reason = `merged as ${landed.slice(0, 12)} before the run died; recorded after the crash`;
-    await ctx.source.settle?.({ iteration: entry.iteration, task, kind: 'pass', reason, tasksDone: [entry.taskId], filesChanged: [], claimedComplete: false, agentText: '', durationMs: 0, gates: [] }, info);
+    // The record names the work that commit holds, as the landing would have (the state files aside).
+    const stateFiles = ctx.source.workers.stateFiles();
+    const filesChanged = (await ctx.git.raw(['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', landed]).catch(() => '')).split('\n').filter((file) => file && !matchesAny(file, stateFiles));
+    await ctx.source.settle?.({ iteration: entry.iteration, task, kind: 'pass', reason, tasksDone: [entry.taskId], filesChanged, claimedComplete: false, agentText: '', durationMs: 0, gates: [] }, info);
   }
   const made = await ctx.amendState(guard);
   reached('state_written', { iteration: entry.iteration, outcome: 'pass' });

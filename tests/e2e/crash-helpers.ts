@@ -298,7 +298,15 @@ function completedOnRemote(hosts: Hosts, kind: Kind): string[] {
     const tracked = (JSON.parse(hosts.remote(['show', `${BRANCH}:${FEATURE}/ralph-tasks.json`])) as { tasks: Array<{ id: string; status: string; lastOutcome?: string }> }).tasks;
     expect(tracked.filter((task) => task.id !== 'T001').map((task) => `${task.id} ${task.status} ${task.lastOutcome}`), 'ralph-tasks.json: each task done, passed').toEqual([...tracked.filter((task) => task.id !== 'T001').map((task) => `${task.id} done pass`)]);
     const progress = hosts.remote(['show', `${BRANCH}:${FEATURE}/progress.txt`]);
-    return [...progress.matchAll(/^## Iteration \d+ - [^\n]*\n- Task: (T\d{3})[^\n]*\n- Status: ✅/gm)].map((match) => match[1]!);
+    const entries = [...progress.matchAll(/^## Iteration (\d+) - [^\n]*\n- Task: (T\d{3})[^\n]*\n- Status: ✅[^]*?\n---\n/gm)];
+    // Two hosts number their iterations on their own: a replayed landing's entry takes the next free number.
+    const numbers = [...progress.matchAll(/^## Iteration (\d+) - /gm)].map((match) => match[1]!);
+    expect(numbers, 'progress.txt: each iteration number once').toEqual([...new Set(numbers)]);
+    // The entry names the work its commit holds (one recovery recorded too, after a kill between merge and record).
+    for (const [entry, , id] of entries) expect(entry, `progress.txt: ${id}'s entry lists its work`).toContain(`  - work/${id}.txt\n`);
+    const summary = (JSON.parse(hosts.remote(['show', `${BRANCH}:${FEATURE}/ralph-tasks.json`])) as { summary: { done: number; open: number } }).summary;
+    expect(summary, 'ralph-tasks.json: the summary counts every task done').toMatchObject({ done: tracked.length, open: 0 });
+    return entries.map((match) => match[2]!);
   }
   const records = hosts.remote(['ls-tree', '-r', '--name-only', BRANCH]).split('\n').filter((file) => /history\/iteration-\d+\.json$/.test(file));
   return records.map((file) => JSON.parse(hosts.remote(['show', `${BRANCH}:${file}`])) as { taskId: string; completionStatus: string }).filter((record) => record.completionStatus === 'completed').map((record) => record.taskId);
