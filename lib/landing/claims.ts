@@ -3,7 +3,8 @@
 // every race: a claim is created by a push that must find no such ref (`--force-with-lease=REF:`), renewed
 // and taken over by pushes that must find the very commit last seen there (compare-and-swap), and released
 // by a delete under the same condition, or together with the landing push (--atomic, see remote.ts).
-import type { Git } from '../repo/git.ts';
+import { spawnSync } from 'node:child_process';
+import { quietEnv, type Git } from '../repo/git.ts';
 import { ClaimLostError, RalphError } from '../errors.ts';
 import { parsePushOutcome } from './push-outcome.ts';
 import type { RemoteGit } from './remote-git.ts';
@@ -74,7 +75,12 @@ export interface ClaimOptions {
   leaseMs: number;
   now: () => number;
   warn: (message: string) => void;
+  /** The environment git runs with (a forced exit's push runs it directly). */
+  env?: NodeJS.ProcessEnv;
 }
+
+/** Longest a forced exit waits for its claims' release: the user asked to stop now. */
+export const RELEASE_NOW_MS = 3_000;
 
 export class RemoteClaims {
   readonly prefix: string;
@@ -214,6 +220,23 @@ export class RemoteClaims {
       }
       return dropped;
     });
+  }
+
+  /**
+   * A forced exit (a second Ctrl+C): every claim this run holds deleted in one synchronous push, each only
+   * while it is still this run's, given up after `timeoutMs`. A remote that does not answer in time leaves
+   * them to this clone's next start (or the lease); nothing is said, nothing thrown.
+   */
+  releaseNow(timeoutMs = RELEASE_NOW_MS): void {
+    const args = [...this.held.keys()].flatMap((taskId) => this.releaseArgs(taskId));
+    for (const held of this.held.values()) if (held.timer) clearInterval(held.timer);
+    this.held.clear();
+    if (args.length === 0) return;
+    try {
+      spawnSync('git', ['push', '--porcelain', '--no-verify', this.o.remote, ...args], { cwd: this.o.main.cwd, env: quietEnv(this.o.env ?? process.env), timeout: timeoutMs, killSignal: 'SIGKILL', stdio: 'ignore' });
+    } catch {
+      // the exit goes on: the claims expire, or this clone's next start takes them back
+    }
   }
 
   async releaseAll(): Promise<void> {

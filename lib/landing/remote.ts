@@ -43,6 +43,8 @@ export interface RemoteDock extends Dock {
    * at its head (fast-forwarded, or its own new commits pushed); one message per thing done.
    */
   join(): Promise<string[]>;
+  /** A forced exit: this run's claims released in one bounded synchronous try (claims.ts releaseNow()). */
+  releaseNow(): void;
 }
 
 /** The run's dock on the remote `target`, joined (./remote.ts join()): what it did said through `info`. */
@@ -62,7 +64,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   const { main, target } = o;
   const git: RemoteGit = remoteGit(o.deps, main.cwd);
   const lock = new MergeLock(o.head);
-  const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn }) : undefined;
+  const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn, env: o.deps.env }) : undefined;
   const tracking = `refs/remotes/${target.name}/${target.branch}`;
   let outage: { since: number; delays: Iterator<number> } | undefined;
   /** The remote's head as this clone last saw it (a fetch, a landing push), and when. */
@@ -140,6 +142,10 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   const dock: RemoteDock = {
     remote: target,
     lock,
+
+    releaseNow() {
+      refs?.releaseNow();
+    },
 
     async target(freshMs) {
       const mine = await main.head();

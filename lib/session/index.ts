@@ -125,10 +125,13 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     for (const sink of (await import('../progress/index.ts')).createStateSinks(root)) bus.add(sink);
     if (notifying && notify) bus.add(notifying.createNotifySink(notify, root, (text) => redactor.text(text), warn));
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
+    /** --remote: this run's claims, released by a forced exit too (after the essentials: a bounded push). */
+    let releaseClaimsNow: (() => void) | undefined;
     const dropForced = onForcedExit(() => {
       killActiveNow();
       forcedEnd?.();
       held.releaseSync();
+      releaseClaimsNow?.();
     });
     // `ralph stop` and `ralph pause` from another terminal, addressed to this lock.
     const control = createControl({ root, target: { pid: held.info.pid, startedAt: held.info.startedAt }, bus, deps, signal });
@@ -167,6 +170,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       if (commits) await git.warmUp();
       // --remote: the branch on the remote, this clone at its head, and the claims there (lib/landing/).
       const dock = prepared.remote ? await (await import('../landing/remote.ts')).joinRemote({ main: git, root, target: prepared.remote, config, run: sessionId, deps, signal, warn, info: (message) => bus.emit({ type: 'info', message }), stateFiles: () => source.workers.stateFiles() }) : undefined;
+      releaseClaimsNow = dock && (() => dock.releaseNow());
       const commitWork = commits
         ? (task: Task, iteration: number, changed?: readonly string[]) => commitTask(guard, task, iteration, changed)
         : undefined;

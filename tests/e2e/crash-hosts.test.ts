@@ -3,6 +3,7 @@
 // a landing while host2 runs on, then host1 is started again with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
 // done by its own commit that holds its work; no claim is left; every clone is clean. The lease is long
 // (60 s): a claim the killed run left must be taken back by its clone's next start, never waited out.
+import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor, type Sandbox } from './helpers.ts';
 import { BRANCH, crashHosts, expectBeadsHostsSettled, expectHostsSettled, startNode, type HostKind } from './crash-helpers.ts';
@@ -74,5 +75,27 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     expect(`${again.stderr}\n${second.stderr}`).not.toMatch(/took over/);
     if (kind === 'beads') expectBeadsHostsSettled(hosts, database!, ids);
     else expectHostsSettled(hosts, ids, false, kind);
+  }, 120_000);
+
+  it('a forced exit (Ctrl+C twice) under --remote releases its claim at once: the next start has none to take back', async () => {
+    const made = await crashHosts('path', 2, 'prd');
+    ({ box: sandbox, cluster } = made);
+    const { cluster: hosts, ids, args, holding } = made;
+    const host1 = hosts.hosts[0]!;
+    // Its agent works long and ignores SIGTERM: the first Ctrl+C waits for it (kill grace 30 s), the second forces.
+    const run = startNode(host1, [...args, '--kill-grace', '30s'], { CRASH_AGENT_MS: '60000', CRASH_AGENT_DEAF: '1' });
+    await waitFor(() => holding() && existsSync(host1.env.CRASH_AGENT_LOG!), 30_000, 'host1 to claim a task and start its agent');
+    run.child.kill('SIGINT');
+    await waitFor(() => run.output().stderr.includes('SIGINT received: stopping (again to force)'), 20_000, 'ralph to take the first SIGINT');
+    run.child.kill('SIGINT');
+    const forced = await run.done;
+    expect(forced.code, forced.stderr).toBe(130);
+    expect(forced.stderr).toMatch(/SIGINT again: forcing exit/);
+    expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']), 'no claim left on the remote').toBe('');
+    const again = await startNode(host1, args).done;
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toMatch(/claims? a killed run of this clone left/);
+    expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/'])).toBe('');
+    expect(hosts.remote(['log', '--format=%(trailers:key=Ralph-Task,valueonly)', BRANCH]).split('\n').filter(Boolean).sort()).toEqual([...ids].sort());
   }, 120_000);
 });

@@ -7,6 +7,7 @@
 // it, writes work/ws-9w6.2.txt and closes it with bd (and, with CRASH_AGENT_COMMIT set, commits that file
 // itself). Then the answer each prompt asks for.
 // CRASH_AGENT_MS: time the work takes (after the files, before the answer), so random kills find it at work.
+// CRASH_AGENT_DEAF: ignores SIGTERM while it works (a forced exit's case: only SIGKILL ends it).
 // Logs each call ({ task, pid, cwd }) to CRASH_AGENT_LOG.
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -52,6 +53,7 @@ if (bead) {
     execFileSync('git', ['commit', '-q', '-m', `${bead}: done`, '--', path.join('work', `${bead}.txt`)], { stdio: 'ignore' });
   }
 }
+if (process.env.CRASH_AGENT_DEAF) process.on('SIGTERM', () => {});
 const ms = Number(process.env.CRASH_AGENT_MS ?? 0);
 if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
 const text = prd
