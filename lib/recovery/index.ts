@@ -79,8 +79,8 @@ export interface RecoveryContext {
    * shows done is never reopened then (the landing's own recovery replays what this clone had merged).
    */
   remote?: boolean;
-  /** Keeps and removes the workers' worktrees and branches a killed run left. */
-  sweep: (guard: CommitGuard) => Promise<string[]>;
+  /** Keeps and removes the workers' worktrees and branches a killed run left (`who`: that run, as the messages name it). */
+  sweep: (guard: CommitGuard, who?: string) => Promise<string[]>;
   /** Said between the steps: the start's notes about the user's paths. */
   notes?: (evidence: Evidence) => void;
 }
@@ -125,7 +125,8 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   }
   // The workers' worktrees first: what they hold unmerged goes to a kept branch, judged against the branch
   // as the dead run left it (a landing completed below amends its commit).
-  for (const message of await ctx.sweep(guard)) settled.push({ kind: 'worktree', message });
+  // A forced exit leaves its workers' worktrees as it leaves its task: said as news, like the rest of it.
+  for (const message of await ctx.sweep(guard, forced ? 'the run forced to exit (a second Ctrl+C)' : undefined)) settled.push({ kind: 'worktree', message, quiet: forced });
   for (const entry of [...journal.inflight]) {
     const message = entry.worker === undefined ? await settleInFlight(ctx, guard, journal, entry, evidence.leftovers) : await settleLanding(ctx, guard, journal, entry);
     if (message) settled.push({ kind: 'iteration', message });

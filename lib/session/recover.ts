@@ -65,7 +65,7 @@ export async function recoverAtStart(ctx: StartRecovery): Promise<{ journal: Jou
     // --remote: a landing merged here but killed before its push is recorded into its commit all the same
     // (the join pushes or replays it with its state); a commit the remote has is never amended.
     amendState: commitOn && (config.parallel > 1 || prepared.remote) ? (guard) => amendLanding(git, guard, source.workers.stateFiles(), prepared.remote) : undefined,
-    sweep: (guard) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles()),
+    sweep: (guard, who) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles(), who),
     remote: prepared.remote !== undefined,
   });
   const { journal, guard } = recovery;

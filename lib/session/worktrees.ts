@@ -189,7 +189,7 @@ export class Worktrees {
    * After a run that could not clean up (kill -9): keeps the leftover worktrees' unmerged work on kept
    * branches, removes the worktrees and the worker branches. Returns one message per thing done.
    */
-  async sweep(session: string, stateFiles: readonly string[]): Promise<string[]> {
+  async sweep(session: string, stateFiles: readonly string[], who = 'a killed run'): Promise<string[]> {
     const messages: string[] = [];
     const base = path.join(this.root, WORKTREES_DIR);
     // A `git worktree add` killed half way leaves its record locked ("initializing"): no prune or add gets
@@ -207,7 +207,7 @@ export class Worktrees {
       try {
         if (existsSync(path.join(dir, '.git'))) {
           const kept = await this.keep(tree, { session, task: `w${worker}-leftover`, iteration: 'x' }, stateFiles);
-          if (kept.branch) messages.push(`a killed run left unmerged work in worktree ${name}: kept on branch ${kept.branch}`);
+          if (kept.branch) messages.push(`${who} left unmerged work in worktree ${name}: kept on branch ${kept.branch}`);
           if (kept.saved) messages.push(`not committed: ${kept.leftOut.map(describeLeftOut).join('; ')}: copied to ${kept.saved}`);
         }
       } catch (error) {
@@ -215,7 +215,7 @@ export class Worktrees {
         continue;
       }
       await this.drop(tree);
-      messages.push(`removed the worktree ${path.join(WORKTREES_DIR, name)} a killed run left behind`);
+      messages.push(`removed the worktree ${path.join(WORKTREES_DIR, name)} ${who} left behind`);
     }
     await this.main.attempt(['worktree', 'prune']);
     const branches = (await this.main.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${WORKER_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean);

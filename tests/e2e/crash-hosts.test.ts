@@ -3,7 +3,7 @@
 // a landing while host2 runs on, then host1 is started again with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
 // done by its own commit that holds its work; no claim is left; every clone is clean. The lease is long
 // (60 s): a claim the killed run left must be taken back by its clone's next start, never waited out.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor, type Sandbox } from './helpers.ts';
 import { BRANCH, crashHosts, expectBeadsHostsSettled, expectHostsSettled, startNode, type HostKind } from './crash-helpers.ts';
@@ -77,14 +77,15 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     else expectHostsSettled(hosts, ids, false, kind);
   }, 120_000);
 
-  it('a forced exit (Ctrl+C twice) under --remote releases its claim at once: the next start has none to take back', async () => {
+  it('a forced exit (Ctrl+C twice) under --remote with workers: its claims released at once, its worktrees said as news at the next start', async () => {
     const made = await crashHosts('path', 2, 'prd');
     ({ box: sandbox, cluster } = made);
-    const { cluster: hosts, ids, args, holding } = made;
+    const { cluster: hosts, ids, args } = made;
     const host1 = hosts.hosts[0]!;
-    // Its agent works long and ignores SIGTERM: the first Ctrl+C waits for it (kill grace 30 s), the second forces.
-    const run = startNode(host1, [...args, '--kill-grace', '30s'], { CRASH_AGENT_MS: '60000', CRASH_AGENT_DEAF: '1' });
-    await waitFor(() => holding() && existsSync(host1.env.CRASH_AGENT_LOG!), 30_000, 'host1 to claim a task and start its agent');
+    // Both agents work long and ignore SIGTERM: the first Ctrl+C waits for them (kill grace 30 s), the second forces.
+    const run = startNode(host1, [...args, '--parallel', '2', '--kill-grace', '30s'], { CRASH_AGENT_MS: '60000', CRASH_AGENT_DEAF: '1' });
+    const started = (): number => (existsSync(host1.env.CRASH_AGENT_LOG!) ? readFileSync(host1.env.CRASH_AGENT_LOG!, 'utf8').split('\n').filter(Boolean).length : 0);
+    await waitFor(() => started() === 2 && hosts.remote(['for-each-ref', 'refs/ralph/']).trim().split('\n').length === 2, 30_000, 'host1 to claim both tasks and start their agents');
     run.child.kill('SIGINT');
     await waitFor(() => run.output().stderr.includes('SIGINT received: stopping (again to force)'), 20_000, 'ralph to take the first SIGINT');
     run.child.kill('SIGINT');
@@ -95,6 +96,9 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     const again = await startNode(host1, args).done;
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).not.toMatch(/claims? a killed run of this clone left/);
+    // What the forced exit left of its workers is news, as its task put back is: no warning.
+    for (const worker of ['w1', 'w2']) expect(again.stderr).toMatch(new RegExp(`^\\S+ \\S+ removed the worktree \\.ralph/worktrees/${worker} the run forced to exit \\(a second Ctrl\\+C\\) left behind$`, 'm'));
+    expect(again.stderr).not.toMatch(/warning: .*(worktree|forced to exit|killed run)/);
     expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/'])).toBe('');
     expect(hosts.remote(['log', '--format=%(trailers:key=Ralph-Task,valueonly)', BRANCH]).split('\n').filter(Boolean).sort()).toEqual([...ids].sort());
   }, 120_000);
