@@ -25,14 +25,15 @@ for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     signals += 1;
     if (signals > 1) {
       out.stderr.write(`ralph: ${name} again: forcing exit\n`);
-      runForcedExitCleanups();
-      process.exit(name === 'SIGTERM' ? 143 : name === 'SIGHUP' ? 129 : 130);
+      const code = name === 'SIGTERM' ? 143 : name === 'SIGHUP' ? 129 : 130;
+      runForcedExitCleanups(code);
+      process.exit(code);
     }
     out.stderr.write(`ralph: ${name} received: stopping (again to force)\n`);
     controller.abort(name);
   });
 }
-process.on('exit', runForcedExitCleanups);
+process.on('exit', () => runForcedExitCleanups());
 // Last resort (a bug: an error no code path caught): one line, the agents stopped, the lock dropped, exit 1.
 for (const name of ['uncaughtException', 'unhandledRejection'] as const) {
   process.on(name, (error: unknown) => {

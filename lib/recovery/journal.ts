@@ -40,7 +40,8 @@ export interface JournalData {
    * The run ended through its door (Ctrl+C, a failure) with iterations under way: when, and its uncommitted
    * work then, with a hash of each path's content. A path changed since, or new, is the user's.
    */
-  ended?: { at: string; work: Record<string, string | null>; forced?: boolean };
+  /** `exitCode`: what a forced exit ended with (130 after Ctrl+C twice). */
+  ended?: { at: string; work: Record<string, string | null>; forced?: boolean; exitCode?: number };
 }
 
 /** The content hash the journal keeps for a path (null when there is no file). */
@@ -159,11 +160,11 @@ export class Journal {
    * git status), so the next start tells the run's work from what the user changes afterwards. Kept even
    * with nothing under way: an iteration just put back may have left work the clean end had yet to name.
    */
-  closeNow(changed: () => string[]): void {
+  closeNow(changed: () => string[], exitCode?: number): void {
     this.stopListening();
     const left: Record<string, string | null> = {};
     for (const file of changed()) left[file] = hashPath(this.root, file);
-    this.data.ended = { at: new Date().toISOString(), work: left, forced: true };
+    this.data.ended = { at: new Date().toISOString(), work: left, forced: true, ...(exitCode === undefined ? {} : { exitCode }) };
     this.write();
   }
 

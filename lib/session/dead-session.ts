@@ -23,6 +23,11 @@ export interface DeadSession {
   lastAt: string;
 }
 
+/** A run forced to exit (a second Ctrl+C), as its journal's end says: the code it exited with, when written. */
+export interface Forced {
+  exitCode?: number;
+}
+
 /** As a shell shows a process killed by SIGKILL: the run had no exit code of its own. */
 export const DIED_EXIT_CODE = 137;
 
@@ -60,14 +65,16 @@ function lastSessionLines(root: string): Array<Record<string, unknown> & { at: s
 }
 
 /** The dead session's summary, as its end would have said it had it ended: interrupted, with its iterations. */
-export function deadSessionSummary(dead: DeadSession, settledBy: string, tasksRemaining: number): RunSummary {
+export function deadSessionSummary(dead: DeadSession, settledBy: string, tasksRemaining: number, forced?: Forced): RunSummary {
   const { status, records } = dead;
   const started = Date.parse(status.startedAt);
   const ended = Date.parse(dead.lastAt);
   return {
     status: 'interrupted',
-    exitCode: DIED_EXIT_CODE,
-    message: `died without ending (killed, its machine stopped, or a forced exit) after its last event at ${dead.lastAt}; session ${settledBy} settled what it left`,
+    exitCode: forced?.exitCode ?? DIED_EXIT_CODE,
+    message: forced
+      ? `forced to exit (a second Ctrl+C) after its last event at ${dead.lastAt}; session ${settledBy} settled what it left`
+      : `died without ending (killed, its machine stopped, or a forced exit) after its last event at ${dead.lastAt}; session ${settledBy} settled what it left`,
     sessionId: status.sessionId,
     source: status.mode,
     agent: status.agent,
@@ -118,13 +125,14 @@ export function describeDeadSession(root: string): string | undefined {
  * After recovery: the session a dead run left without an end, closed (its end recorded, its record and
  * reports written; `redact` as every summary is). Returns what to tell the user, or undefined.
  */
-export async function closeDeadSession(root: string, sessionId: string, remaining: () => Promise<number | undefined>, redact: (summary: RunSummary) => RunSummary, now: number): Promise<string | undefined> {
+export async function closeDeadSession(root: string, sessionId: string, remaining: () => Promise<number | undefined>, redact: (summary: RunSummary) => RunSummary, now: number, forced?: Forced): Promise<string | undefined> {
   const dead = findDeadSession(root);
   if (!dead) return undefined;
   const left = (await remaining().catch(() => undefined)) ?? dead.status.tasksRemaining ?? 0;
-  const summary = redact(deadSessionSummary(dead, sessionId, left));
+  const summary = redact(deadSessionSummary(dead, sessionId, left, forced));
   const reports = writeReports(root, summary);
   recordDeadSessionEnd(root, dead, summary, now);
   const ended = dead.records.length === 1 ? '1 iteration' : `${dead.records.length} iterations`;
-  return `the run before, session ${summary.sessionId} (PID ${dead.status.pid}), died without ending after its last event at ${dead.lastAt} (${ended} ended): recorded as interrupted (exit ${DIED_EXIT_CODE}); its report: ${reports.markdown}`;
+  const how = forced ? 'was forced to exit (a second Ctrl+C)' : 'died without ending';
+  return `the run before, session ${summary.sessionId} (PID ${dead.status.pid}), ${how} after its last event at ${dead.lastAt} (${ended} ended): recorded as interrupted (exit ${summary.exitCode}); its report: ${reports.markdown}`;
 }

@@ -69,7 +69,7 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   /** What the run has under way, for the next start after a crash (lib/recovery/journal.ts). */
   let journal: Journal | undefined;
   /** What a forced exit writes of the journal (once recovery made it). */
-  let forcedEnd: (() => void) | undefined;
+  let forcedEnd: ((exitCode?: number) => void) | undefined;
   let prepared: Prepared | undefined;
   /** --pr: pushes as work lands, and the pull request at the end. */
   let handover: Handover | undefined;
@@ -127,9 +127,9 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
     await excludeRalphFiles(prepared.git).catch((error: unknown) => warn(`could not add ralph's files to .git/info/exclude: ${errorMessage(error)}`));
     /** --remote: this run's claims, released by a forced exit too (after the essentials: a bounded push). */
     let releaseClaimsNow: (() => void) | undefined;
-    const dropForced = onForcedExit(() => {
+    const dropForced = onForcedExit((exitCode) => {
       killActiveNow();
-      forcedEnd?.();
+      forcedEnd?.(exitCode);
       held.releaseSync();
       releaseClaimsNow?.();
     });

@@ -37,7 +37,7 @@ export interface StartRecovery {
  * end. What the user had changed before the run stays theirs: left out of every commit of ralph's (the
  * guard). Returns the run's journal, its guard, and what a forced exit writes of the journal.
  */
-export async function recoverAtStart(ctx: StartRecovery): Promise<{ journal: Journal; guard: CommitGuard; forcedEnd: () => void }> {
+export async function recoverAtStart(ctx: StartRecovery): Promise<{ journal: Journal; guard: CommitGuard; forcedEnd: (exitCode?: number) => void }> {
   const { prepared, sessionId, redactor, warn } = ctx;
   const { root, git, source, config } = prepared;
   const commitOn = prepared.commitMode === 'ralph';
@@ -74,10 +74,15 @@ export async function recoverAtStart(ctx: StartRecovery): Promise<{ journal: Jou
     else warn(item.message);
   }
   // The session the dead run left without an end: ended now, its report written (not "running" forever).
-  const died = await closeDeadSession(root, sessionId, async () => (await source.snapshot()).remaining.length, (dead) => redactor.deep(dead), ctx.now()).catch((error: unknown) => `could not record the end of the session a dead run left: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
-  if (died) warn(died);
+  // A run forced to exit (a second Ctrl+C) ended as the user asked: its session's end is news, with its code.
+  const ended = recovery.evidence.previous?.ended;
+  // (A last-resort exit, an error no code caught, writes no code: said as a death.)
+  const forced = ended?.forced === true && ended.exitCode !== undefined ? { exitCode: ended.exitCode } : undefined;
+  const died = await closeDeadSession(root, sessionId, async () => (await source.snapshot()).remaining.length, (dead) => redactor.deep(dead), ctx.now(), forced).catch((error: unknown) => `could not record the end of the session a dead run left: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
+  if (died && forced && !died.startsWith('could not')) ctx.info(died);
+  else if (died) warn(died);
   // A forced exit ends the journal at once, with the work in the tree then: the next start puts the task
   // back as after a clean end, and what the user changes meanwhile stays theirs.
-  const forcedEnd = (): void => journal.closeNow(() => changedNow(root).filter((file) => !isRalphFile(file) && !(file in journal.userPaths)));
+  const forcedEnd = (exitCode?: number): void => journal.closeNow(() => changedNow(root).filter((file) => !isRalphFile(file) && !(file in journal.userPaths)), exitCode);
   return { journal, guard, forcedEnd };
 }

@@ -98,7 +98,8 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     expect(again.stderr).not.toMatch(/claims? a killed run of this clone left/);
     // What the forced exit left of its workers is news, as its task put back is: no warning.
     for (const worker of ['w1', 'w2']) expect(again.stderr).toMatch(new RegExp(`^\\S+ \\S+ removed the worktree \\.ralph/worktrees/${worker} the run forced to exit \\(a second Ctrl\\+C\\) left behind$`, 'm'));
-    expect(again.stderr).not.toMatch(/warning: .*(worktree|forced to exit|killed run)/);
+    expect(again.stderr).toMatch(/^\S+ \S+ the run before, session \S+ \(PID \d+\), was forced to exit \(a second Ctrl\+C\) after its last event at \S+ \(0 iterations ended\): recorded as interrupted \(exit 130\); its report: /m);
+    expect(again.stderr).not.toMatch(/warning:/);
     expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/'])).toBe('');
     expect(hosts.remote(['log', '--format=%(trailers:key=Ralph-Task,valueonly)', BRANCH]).split('\n').filter(Boolean).sort()).toEqual([...ids].sort());
   }, 120_000);

@@ -43,7 +43,8 @@ describe('a forced exit (Ctrl+C twice)', () => {
     // Put back as news (no `warning:`), not as a crash to look into.
     expect(again.stderr).toMatch(/^\S+ \S+ task US-001 was left in_iteration by iteration 1 .*put it back to pending$/m);
     expect(again.stderr).toMatch(/^\S+ \S+ uncommitted work the run forced to exit \(a second Ctrl\+C\) left \(1 path: work\/US-001\.txt\) is its agents' work/m);
-    expect(again.stderr).not.toMatch(/warning: .*(in_iteration|the run that died|forced to exit)/);
+    expect(again.stderr).toMatch(/^\S+ \S+ the run before, session \S+ \(PID \d+\), was forced to exit \(a second Ctrl\+C\) after its last event at \S+ \(0 iterations ended\): recorded as interrupted \(exit 130\)/m);
+    expect(again.stderr).not.toMatch(/warning: .*(in_iteration|the run that died|forced to exit|died without ending)/);
     expect(again.stderr).toMatch(/warning: uncommitted changes from before the run \(2 paths: mine\.md, work\/US-001-notes\.txt\) stay yours/);
     // Each story done once, in its own commit holding its work; the user's files in no commit, as they left them.
     const prd = JSON.parse(readFileSync(path.join(sandbox.repo, 'prd.json'), 'utf8')) as { userStories: Array<{ passes: boolean }> };
