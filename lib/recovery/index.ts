@@ -13,7 +13,7 @@ import { matchesAny } from '../repo/paths.ts';
 import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
 import { reached } from './crash-points.ts';
 import { removeDeadGitLocks, removeDeadSocketDirs, removeDeadTemps } from './leftover-locks.ts';
-import { hashPath, Journal, readJournal, stepAtLeast, type InFlight, type JournalData } from './journal.ts';
+import { forcedByUser, hashPath, Journal, readJournal, stepAtLeast, type InFlight, type JournalData } from './journal.ts';
 
 /** One thing recovery settled (or, in a dry run, would settle), as one line. */
 export interface Settled {
@@ -118,7 +118,7 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   const changedMeanwhile = evidence.userPaths.filter((file) => previous?.userPaths[file] !== undefined && hashPath(ctx.root, file) !== previous.userPaths[file]);
   if (changedMeanwhile.length > 0) settled.push({ kind: 'leftovers', message: `yours from before the run and changed since it began (${listPaths(changedMeanwhile)}): still yours, left out of ralph's commits` });
   // A run forced to exit (a second Ctrl+C) wrote its end at once: what it left is what the user chose to stop.
-  const forced = previous?.ended?.forced === true;
+  const forced = forcedByUser(previous?.ended);
   if (evidence.leftovers.length > 0) {
     const who = forced ? 'the run forced to exit (a second Ctrl+C)' : 'the run that died';
     settled.push({ kind: 'leftovers', message: `uncommitted work ${who} left (${count(evidence.leftovers)}: ${listPaths(evidence.leftovers)}) is its agents' work, not yours: it goes with its task's work`, quiet: forced });

@@ -44,6 +44,13 @@ export interface JournalData {
   ended?: { at: string; work: Record<string, string | null>; forced?: boolean; exitCode?: number };
 }
 
+/**
+ * Whether the run that left `ended` was forced to exit by its user (a second Ctrl+C: an exit code written):
+ * what it left is then news, not a crash. A last-resort exit (a bug ralph did not catch) writes the same end
+ * without a code: that run died.
+ */
+export const forcedByUser = (ended: JournalData['ended']): boolean => ended?.forced === true && ended.exitCode !== undefined;
+
 /** The content hash the journal keeps for a path (null when there is no file). */
 export function hashPath(root: string, file: string): string | null {
   try {

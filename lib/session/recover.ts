@@ -6,7 +6,7 @@ import { amendLanding } from '../landing/amend.ts';
 import type { Committed } from '../iteration/workspace.ts';
 import { stopOrphanedAgent } from '../process/agent-pid.ts';
 import { recoverRun } from '../recovery/index.ts';
-import type { Journal } from '../recovery/journal.ts';
+import { forcedByUser, type Journal } from '../recovery/journal.ts';
 import type { GateResult } from '../gates.ts';
 import type { Redactor } from '../redact/index.ts';
 import { CommitGuard, startNotes } from '../repo/commit-set.ts';
@@ -77,7 +77,7 @@ export async function recoverAtStart(ctx: StartRecovery): Promise<{ journal: Jou
   // A run forced to exit (a second Ctrl+C) ended as the user asked: its session's end is news, with its code.
   const ended = recovery.evidence.previous?.ended;
   // (A last-resort exit, an error no code caught, writes no code: said as a death.)
-  const forced = ended?.forced === true && ended.exitCode !== undefined ? { exitCode: ended.exitCode } : undefined;
+  const forced = forcedByUser(ended) ? { exitCode: ended!.exitCode! } : undefined;
   const died = await closeDeadSession(root, sessionId, async () => (await source.snapshot()).remaining.length, (dead) => redactor.deep(dead), ctx.now(), forced).catch((error: unknown) => `could not record the end of the session a dead run left: ${fileSystemError(error)?.message ?? errorMessage(error)}`);
   if (died && forced && !died.startsWith('could not')) ctx.info(died);
   else if (died) warn(died);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CRASH_POINTS, parseCrashAt } from '../../../lib/recovery/crash-points.ts';
 import { splitChanged } from '../../../lib/recovery/index.ts';
 import { removeDeadSocketDirs, removeDeadTemps, tempWriter } from '../../../lib/recovery/leftover-locks.ts';
-import { hashPath, Journal, JOURNAL_FILE, readJournal, stepAtLeast, type JournalData } from '../../../lib/recovery/journal.ts';
+import { forcedByUser, hashPath, Journal, JOURNAL_FILE, readJournal, stepAtLeast, type JournalData } from '../../../lib/recovery/journal.ts';
 
 describe('parseCrashAt (the test hook RALPH_TEST_CRASH_AT)', () => {
   it.each([
@@ -105,6 +105,14 @@ describe('Journal', () => {
     made.listener().ended(1);
     made.closeNow(() => []);
     expect(readJournal(root)?.ended).toMatchObject({ forced: true, work: {} });
+  });
+
+  it('a forced exit with its code is the user’s choice; the same end without a code (a last-resort exit: a bug) is a death', () => {
+    const work = { 'a.txt': null };
+    expect(forcedByUser({ at: 'now', work, forced: true, exitCode: 130 })).toBe(true);
+    expect(forcedByUser({ at: 'now', work, forced: true })).toBe(false);
+    expect(forcedByUser({ at: 'now', work })).toBe(false);
+    expect(forcedByUser(undefined)).toBe(false);
   });
 
   it('an unreadable journal is no evidence', () => {
