@@ -9,31 +9,22 @@
  *   readBdLog(path.join(dir, 'bd.log'))  // [{ argv: ['ready', '--json', ...], cwd, time }, ...]
  *   readBeads(dir).issues                // state after the run
  */
-import fs, { mkdtempSync } from 'node:fs';
-import os from 'node:os';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeSandboxBd } from '../support/bd-server.ts';
 
 /** Directory holding the fake `bd` executable (put it first on PATH). */
 export const FAKE_BD_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** Absolute path of the fake `bd` executable. */
 export const FAKE_BD = path.join(FAKE_BD_DIR, 'bd');
 
-let client: string | undefined;
 /**
  * The fake bd as the e2e sandboxes call it: through the test run's bd server (tests/support/bd-server.ts),
- * one bash process a call instead of a node start, the same code answering; FAKE_BD itself when no server
- * runs. Pass `serverEnv()` along in the call's environment.
+ * one bash process a call instead of a node start, the same code answering (the client the global setup
+ * wrote); FAKE_BD itself when no server runs. Pass `serverEnv()` along in the call's environment.
  */
 export function fakeBdClient(): string {
-  if (!process.env.FAKE_BD_SERVER) return FAKE_BD;
-  if (!client) {
-    const bin = mkdtempSync(path.join(os.tmpdir(), 'fake-bd-client-'));
-    writeSandboxBd(bin);
-    client = path.join(bin, 'bd');
-  }
-  return client;
+  return process.env.FAKE_BD_SERVER && process.env.FAKE_BD_CLIENT ? process.env.FAKE_BD_CLIENT : FAKE_BD;
 }
 
 /** What the client needs in a call's environment to reach the server (nothing without one). */

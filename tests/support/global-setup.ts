@@ -9,11 +9,13 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startBdServer } from './bd-server.ts';
+import { startBdServer, writeSandboxBd } from './bd-server.ts';
 
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** tsx's compile cache and IPC sockets (`tsx-<uid>/`): its own, not a test's leftover. */
 const TOOL_CACHES = /^tsx-\d+$/;
+/** The run's own fake-bd client (tests/fakes/bd-seed.ts fakeBdClient): made here, not a test's leftover. */
+const BD_CLIENT = 'fake-bd-client';
 /** The run's HOME, inside the temp folder: what a test writes to its home directory shows up here. */
 const HOME = 'home';
 /** How long processes get to finish exiting (a tree kill in flight, a reaped agent) before they count. */
@@ -111,6 +113,10 @@ export default async function setup(): Promise<() => Promise<void>> {
   // The fake bd for the sandboxes: one server for the run (tests/support/bd-server.ts).
   const bdServer = await startBdServer({ ...process.env });
   process.env.FAKE_BD_SERVER = bdServer.address;
+  // The fake bd as the sandboxes call it, for the tests that call it themselves (the fake's own tests).
+  mkdirSync(path.join(root, BD_CLIENT));
+  writeSandboxBd(path.join(root, BD_CLIENT));
+  process.env.FAKE_BD_CLIENT = path.join(root, BD_CLIENT, 'bd');
   // Interrupted (Ctrl+C), vitest exits without the teardown below: still stop what the tests started and
   // remove the folder, quietly, as the process goes.
   const onInterrupt = (): void => {
@@ -129,6 +135,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     process.off('exit', onInterrupt);
     await bdServer.stop();
     delete process.env.FAKE_BD_SERVER;
+    delete process.env.FAKE_BD_CLIENT;
     delete process.env.RALPH_TEST_OUTSIDE_HOME;
     for (const [key, value] of Object.entries(outside)) {
       if (value === undefined) delete process.env[key];
@@ -146,7 +153,7 @@ export default async function setup(): Promise<() => Promise<void>> {
         }
       }
     }
-    const files = readdirSync(root).filter((name) => !TOOL_CACHES.test(name) && name !== HOME);
+    const files = readdirSync(root).filter((name) => !TOOL_CACHES.test(name) && name !== HOME && name !== BD_CLIENT);
     if (files.length > 0) problems.push(`${files.length} temp file(s) or folder(s) left in ${root} (now removed):`, ...files.sort().map((name) => `  ${name}`));
     const home = readdirSync(path.join(root, HOME), { recursive: true, encoding: 'utf8' });
     if (home.length > 0) problems.push(`the tests wrote into the home directory (HOME=${path.join(root, HOME)}; now removed):`, ...home.sort().slice(0, 20).map((name) => `  ~/${name}`));
