@@ -18,6 +18,7 @@ import { MergeLock } from './replay.ts';
 import { released, resumeLanding, tasksLanded, unpushedCommits } from './unpushed.ts';
 import type { Claim, Dock, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
+import { movedRefs, parseListed, readMirror, type RefsView } from './watch.ts';
 
 export interface RemoteOptions {
   main: Git;
@@ -63,6 +64,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   const lock = new MergeLock(o.head);
   const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn }) : undefined;
   const tracking = `refs/remotes/${target.name}/${target.branch}`;
+  const branchRef = `refs/heads/${target.branch}`;
   let outage: { since: number; delays: Iterator<number> } | undefined;
   /** The remote's head as this clone last saw it (a fetch, a landing push), and when. */
   let look: { head: string; at: number } | undefined;
@@ -101,10 +103,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   };
 
   /** This clone's `sha` pushed as the feature branch (never forced): what the server did with it. */
-  const pushBranch = async (sha: string): Promise<PushOutcome> => {
-    const branchRef = `refs/heads/${target.branch}`;
-    return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:${branchRef}`])), { branch: branchRef });
-  };
+  const pushBranch = async (sha: string): Promise<PushOutcome> => parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:${branchRef}`])), { branch: branchRef });
 
   /** Fetches the branch and the claims; the remote head. */
   const fetch = (): Promise<string> =>
@@ -125,6 +124,22 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       return { value: head };
     });
 
+  /** The branch and the claims as the remote has them now (ls-remote: one round trip, no pack). */
+  const list = (): Promise<RefsView> =>
+    reach(`looking at ${target.name}/${target.branch}`, async () => {
+      const result = await git(['ls-remote', target.name, branchRef, ...(refs ? [`${refs.prefix}*`] : [])]);
+      const why = noAnswer(result);
+      return why ? { noAnswer: why } : { value: parseListed(mustWork(result, `git ls-remote ${target.name}`), branchRef, refs?.prefix) };
+    });
+
+  /** The remote head, fetched (with the claims) only when a ref this clone mirrors moved since its last fetch. */
+  const watch = async (): Promise<string> => {
+    const [remote, mirror] = await Promise.all([list(), readMirror(main, tracking, refs)]);
+    if (!remote.branch || movedRefs(remote, mirror, branchRef).length > 0) return fetch();
+    look = { head: remote.branch, at: o.deps.now() };
+    return remote.branch;
+  };
+
   const dock: RemoteDock = {
     remote: target,
     lock,
@@ -132,7 +147,8 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     async target(freshMs) {
       const mine = await main.head();
       if (freshMs !== undefined && look && look.head === mine && o.deps.now() - look.at <= freshMs) return mine;
-      const head = await fetch();
+      // A look (freshMs) lists the refs first; a landing fetches: what it replays onto must be here anyway.
+      const head = freshMs === undefined ? await fetch() : await watch();
       if (mine === head) return head;
       if (mine && !(await main.contains(head, mine))) {
         throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
@@ -147,7 +163,6 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       const taskIds = typeof tasks === 'string' ? [tasks] : [...tasks];
       const head = await main.head();
       if (!head) throw new RalphError('nothing to publish: the main worktree has no commit');
-      const branchRef = `refs/heads/${target.branch}`;
       // One push at a time with the claims' pushes (a renewal must not move the claim under the push that
       // releases it); the waits between pushes outside that queue, so the tasks still at work keep their claims.
       const attempt = async (): Promise<PushOutcome> => {
@@ -210,7 +225,8 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         throw error;
       }
       reached('claimed');
-      if ((await fetch()) === seenAt) return;
+      // Only the branch matters here: listed, not fetched, unless it moved since the caller's look.
+      if ((await list()).branch === seenAt) return;
       // Under the lock: a landing of this host's under way may show a tick it then takes back.
       const open = await lock.run(async () => (await this.target(), await isOpen()));
       if (!open) throw new ClaimLostError(`${taskId} was just landed by another host`);

@@ -51,13 +51,16 @@ export function endLoop(end: LoopEnd): LoopResult {
   };
 }
 
+const POLL_CAP_MS = 1_000;
+
 /**
  * How long a host with nothing to start waits before it looks again at what the others hold: 250 ms after
- * its last start, doubling each look, up to a third of the lease and at most 5 s (a run's end is seen soon,
- * a long wait costs a fetch every 5 s).
+ * its last start, doubling each look, up to a third of the lease and at most 1 s. A look lists the remote's
+ * refs (one round trip, no pack; lib/landing/watch.ts) and fetches only what moved, so looking often is
+ * cheap, and the host sees soon that the others landed the last tasks.
  */
 export function pollMs(config: Config, looks: number): number {
-  const cap = Math.min(5_000, Math.max(250, Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3)));
+  const cap = Math.min(POLL_CAP_MS, Math.max(250, Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3)));
   return Math.min(cap, 250 * 2 ** Math.min(looks, 10));
 }
 
