@@ -134,7 +134,6 @@ export class RemoteClaims {
       if (pushed.kind !== 'landed') throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${pushed.why}`);
       if (seen && !this.isMine(seen)) this.o.warn(`took over ${taskId} from ${describeHolder(seen)}: its claim was not renewed for ${Math.round((this.o.now() - seen.renewedAt) / 1000)} s (lease ${Math.round((seen.leaseMs ?? this.o.leaseMs) / 1000)} s)`);
       this.hold(taskId, sha, since);
-      await this.see(taskId, sha);
       return undefined;
     });
   }
@@ -194,14 +193,6 @@ export class RemoteClaims {
     await this.unsee(taskId);
   }
 
-  /**
-   * This clone's copy of its own claim, as the server now has it: a look that lists the remote's refs finds
-   * nothing moved and fetches nothing (watch.ts). A fetch under way may hold the ref: then the look fetches.
-   */
-  private async see(taskId: string, sha: string): Promise<void> {
-    await this.o.main.attempt(['update-ref', `${this.seenPrefix}${refPart(taskId)}`, sha]);
-  }
-
   private async unsee(taskId: string): Promise<void> {
     await this.o.main.attempt(['update-ref', '-d', `${this.seenPrefix}${refPart(taskId)}`]);
   }
@@ -246,7 +237,6 @@ export class RemoteClaims {
       if (pushed.kind === 'unreachable') return; // tried again at the next tick; past the lease another host may take it over
       if (pushed.kind === 'landed') {
         held.sha = sha;
-        await this.see(taskId, sha);
         return;
       }
       held.lost = `the claim of ${taskId} was taken over by another host (it was not renewed within the lease of ${Math.round(this.o.leaseMs / 1000)} s)`;

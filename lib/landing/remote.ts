@@ -18,7 +18,9 @@ import { MergeLock } from './replay.ts';
 import { released, resumeLanding, tasksLanded, unpushedCommits } from './unpushed.ts';
 import type { Claim, Dock, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
-import { movedRefs, parseListed, readMirror, type RefsView } from './watch.ts';
+
+/** How old the look a claim just made may be when the main worktree goes to its head (after the lock). */
+const CLAIM_LOOK_MS = 1_000;
 
 export interface RemoteOptions {
   main: Git;
@@ -64,7 +66,6 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   const lock = new MergeLock(o.head);
   const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn }) : undefined;
   const tracking = `refs/remotes/${target.name}/${target.branch}`;
-  const branchRef = `refs/heads/${target.branch}`;
   let outage: { since: number; delays: Iterator<number> } | undefined;
   /** The remote's head as this clone last saw it (a fetch, a landing push), and when. */
   let look: { head: string; at: number } | undefined;
@@ -103,12 +104,22 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   };
 
   /** This clone's `sha` pushed as the feature branch (never forced): what the server did with it. */
-  const pushBranch = async (sha: string): Promise<PushOutcome> => parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:${branchRef}`])), { branch: branchRef });
+  const pushBranch = async (sha: string): Promise<PushOutcome> => {
+    const branchRef = `refs/heads/${target.branch}`;
+    return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:${branchRef}`])), { branch: branchRef });
+  };
 
-  /** Fetches the branch and the claims; the remote head. */
+  /**
+   * Fetches the branch and the claims; the remote head. Also the cheapest look: the server lists only these
+   * refs (protocol v2's ref prefixes) and sends a pack only when one moved, where `git ls-remote` with
+   * patterns gets every ref of the remote (a forge's thousands of refs/pull/*), and costs a second round
+   * trip when something moved.
+   */
   const fetch = (): Promise<string> =>
     reach(`fetching ${target.name}/${target.branch}`, async () => {
-      const args = ['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
+      // Nothing ralph reads is in FETCH_HEAD, and git's auto-maintenance is a process of its own per fetch
+      // (ralph's commits in this clone run it).
+      const args = ['fetch', '--prune', '--no-tags', '--quiet', '--no-write-fetch-head', '--no-auto-maintenance', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
       let result = await oneAtATime(() => git(args));
       // A worker's worktree being added meanwhile has a placeholder HEAD (or no commondir yet) for a moment,
       // which fetch's connectivity check trips on; a git of the user's may hold a ref: a moment later all are gone.
@@ -124,31 +135,14 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       return { value: head };
     });
 
-  /** The branch and the claims as the remote has them now (ls-remote: one round trip, no pack). */
-  const list = (): Promise<RefsView> =>
-    reach(`looking at ${target.name}/${target.branch}`, async () => {
-      const result = await git(['ls-remote', target.name, branchRef, ...(refs ? [`${refs.prefix}*`] : [])]);
-      const why = noAnswer(result);
-      return why ? { noAnswer: why } : { value: parseListed(mustWork(result, `git ls-remote ${target.name}`), branchRef, refs?.prefix) };
-    });
-
-  /** The remote head, fetched (with the claims) only when a ref this clone mirrors moved since its last fetch. */
-  const watch = async (): Promise<string> => {
-    const [remote, mirror] = await Promise.all([list(), readMirror(main, tracking, refs)]);
-    if (!remote.branch || movedRefs(remote, mirror, branchRef).length > 0) return fetch();
-    look = { head: remote.branch, at: o.deps.now() };
-    return remote.branch;
-  };
-
   const dock: RemoteDock = {
     remote: target,
     lock,
 
     async target(freshMs) {
       const mine = await main.head();
-      if (freshMs !== undefined && look && look.head === mine && o.deps.now() - look.at <= freshMs) return mine;
-      // A look (freshMs) lists the refs first; a landing fetches: what it replays onto must be here anyway.
-      const head = freshMs === undefined ? await fetch() : await watch();
+      // A look that recent is current: the main worktree goes to the head it saw (a claim's look, say).
+      const head = freshMs !== undefined && look && o.deps.now() - look.at <= freshMs ? look.head : await fetch();
       if (mine === head) return head;
       if (mine && !(await main.contains(head, mine))) {
         throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
@@ -163,6 +157,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       const taskIds = typeof tasks === 'string' ? [tasks] : [...tasks];
       const head = await main.head();
       if (!head) throw new RalphError('nothing to publish: the main worktree has no commit');
+      const branchRef = `refs/heads/${target.branch}`;
       // One push at a time with the claims' pushes (a renewal must not move the claim under the push that
       // releases it); the waits between pushes outside that queue, so the tasks still at work keep their claims.
       const attempt = async (): Promise<PushOutcome> => {
@@ -225,10 +220,10 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         throw error;
       }
       reached('claimed');
-      // Only the branch matters here: listed, not fetched, unless it moved since the caller's look.
-      if ((await list()).branch === seenAt) return;
-      // Under the lock: a landing of this host's under way may show a tick it then takes back.
-      const open = await lock.run(async () => (await this.target(), await isOpen()));
+      if ((await fetch()) === seenAt) return;
+      // Under the lock: a landing of this host's under way may show a tick it then takes back. The fetch
+      // just made is the look the main worktree goes to (one fetch, not two), unless that landing took long.
+      const open = await lock.run(async () => (await this.target(CLAIM_LOOK_MS), await isOpen()));
       if (!open) throw new ClaimLostError(`${taskId} was just landed by another host`);
     },
 
