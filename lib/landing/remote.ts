@@ -19,9 +19,6 @@ import { released, resumeLanding, tasksLanded, unpushedCommits } from './unpushe
 import type { Claim, Dock, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
 
-/** How old the look a claim just made may be when the main worktree goes to its head (after the lock). */
-const CLAIM_LOOK_MS = 1_000;
-
 export interface RemoteOptions {
   main: Git;
   target: RemoteTarget;
@@ -110,15 +107,12 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
   };
 
   /**
-   * Fetches the branch and the claims; the remote head. Also the cheapest look: the server lists only these
-   * refs (protocol v2's ref prefixes) and sends a pack only when one moved, where `git ls-remote` with
-   * patterns gets every ref of the remote (a forge's thousands of refs/pull/*), and costs a second round
-   * trip when something moved.
+   * Fetches the branch and the claims; the remote head. The cheapest look too: the server lists only these
+   * refs and sends a pack only when one moved (`git ls-remote` gets every ref of the remote, refs/pull/*…).
    */
   const fetch = (): Promise<string> =>
     reach(`fetching ${target.name}/${target.branch}`, async () => {
-      // Nothing ralph reads is in FETCH_HEAD, and git's auto-maintenance is a process of its own per fetch
-      // (ralph's commits in this clone run it).
+      // Nothing ralph reads is in FETCH_HEAD; auto-maintenance, a process per fetch, runs with ralph's commits.
       const args = ['fetch', '--prune', '--no-tags', '--quiet', '--no-write-fetch-head', '--no-auto-maintenance', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
       let result = await oneAtATime(() => git(args));
       // A worker's worktree being added meanwhile has a placeholder HEAD (or no commondir yet) for a moment,
@@ -135,22 +129,26 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       return { value: head };
     });
 
+  /** The main worktree (at `mine`) brought to the remote head `head`; never past this clone's own commits. */
+  const goTo = async (mine: string | undefined, head: string): Promise<string> => {
+    if (mine === head) return head;
+    if (mine && !(await main.contains(head, mine))) {
+      throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
+    }
+    const why = await forward(head);
+    if (why) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${why}; commit or stash what is in the way`);
+    lock.published = head;
+    return head;
+  };
+
   const dock: RemoteDock = {
     remote: target,
     lock,
 
     async target(freshMs) {
       const mine = await main.head();
-      // A look that recent is current: the main worktree goes to the head it saw (a claim's look, say).
-      const head = freshMs !== undefined && look && o.deps.now() - look.at <= freshMs ? look.head : await fetch();
-      if (mine === head) return head;
-      if (mine && !(await main.contains(head, mine))) {
-        throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
-      }
-      const why = await forward(head);
-      if (why) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${why}; commit or stash what is in the way`);
-      lock.published = head;
-      return head;
+      if (freshMs !== undefined && look && look.head === mine && o.deps.now() - look.at <= freshMs) return mine;
+      return goTo(mine, await fetch());
     },
 
     async publish(tasks) {
@@ -220,10 +218,14 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         throw error;
       }
       reached('claimed');
-      if ((await fetch()) === seenAt) return;
-      // Under the lock: a landing of this host's under way may show a tick it then takes back. The fetch
-      // just made is the look the main worktree goes to (one fetch, not two), unless that landing took long.
-      const open = await lock.run(async () => (await this.target(CLAIM_LOOK_MS), await isOpen()));
+      const fetched = await fetch();
+      if (fetched === seenAt) return;
+      // Under the lock: a landing of this host's under way may show a tick it then takes back. The head this
+      // fetch saw holds every landing that released a claim before this one; a new look if this host's moved it.
+      const open = await lock.run(async () => {
+        await (look?.head === fetched ? goTo(await main.head(), fetched) : this.target());
+        return isOpen();
+      });
       if (!open) throw new ClaimLostError(`${taskId} was just landed by another host`);
     },
 
