@@ -54,10 +54,9 @@ export function endLoop(end: LoopEnd): LoopResult {
 /**
  * How long a host with nothing to start waits before it looks again at what the others hold: 250 ms after
  * its last start, doubling each look, up to an eighth of this run's typical iteration (the median of those
- * that ended; 1 s before any did), kept between 250 ms and 5 s and within a third of the lease. A look
- * lists the remote's refs (one round trip, no pack; lib/landing/watch.ts) and fetches only what moved: the
- * host sees the others' last landings within a small share of a task's time, and with tasks of minutes it
- * asks the server once every 5 s.
+ * that ended; 1 s before any did), kept between 250 ms and 5 s and within a third of the lease. A look is
+ * one fetch of the branch and the claims (a pack only when one moved): the host sees the others' last
+ * landings within a small share of a task's time, and with tasks of minutes it asks the server every 5 s.
  */
 export function pollMs(config: Config, looks: number, ended: ReadonlyArray<{ durationMs: number }> = []): number {
   const lease = Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3);
