@@ -11,7 +11,7 @@ export interface GitCall {
   args: string;
 }
 
-export type CallKind = 'fetch' | 'land' | 'claim' | 'release' | 'local';
+export type CallKind = 'fetch' | 'list' | 'land' | 'claim' | 'release' | 'local';
 
 /** `<start ns> <end ns> <exit code> <cwd> <arguments>` lines (agents/git-time.sh) as calls. */
 export function parseGitCalls(lines: readonly string[]): GitCall[] {
@@ -26,12 +26,13 @@ export function parseGitCalls(lines: readonly string[]): GitCall[] {
 }
 
 /**
- * What a git call of ralph's --remote does (lib/landing): a landing is the one atomic push (the branch and
+ * What a git call of ralph's --remote does (lib/landing): a look lists the refs (ls-remote), a landing is the one atomic push (the branch and
  * the claim's release), a claim (or its renewal) pushes a commit to refs/ralph/…, a release deletes one.
  */
 export function callKind(args: string): CallKind {
   const command = subcommand(args);
   if (command === 'fetch') return 'fetch';
+  if (command === 'ls-remote') return 'list';
   if (command !== 'push') return 'local';
   const words = args.split(' ');
   if (words.includes('--atomic')) return 'land';
@@ -48,7 +49,7 @@ export interface HostProfile {
 /** A host's calls by kind and its longest pause, given its agents' spans (epoch ms). */
 export function profileHost(calls: readonly GitCall[], agents: ReadonlyArray<{ start: number; end: number }>): HostProfile {
   const empty = (): { count: number; failed: number; ms: number } => ({ count: 0, failed: 0, ms: 0 });
-  const byKind: HostProfile['calls'] = { fetch: empty(), land: empty(), claim: empty(), release: empty(), local: empty() };
+  const byKind: HostProfile['calls'] = { fetch: empty(), list: empty(), land: empty(), claim: empty(), release: empty(), local: empty() };
   for (const call of calls) {
     const entry = byKind[callKind(call.args)];
     entry.count += 1;
@@ -67,7 +68,7 @@ export function profileHost(calls: readonly GitCall[], agents: ReadonlyArray<{ s
 
 /** The profiles of all hosts added up, by kind. */
 export function totals(profiles: readonly HostProfile[]): HostProfile['calls'] {
-  const sum: HostProfile['calls'] = { fetch: { count: 0, failed: 0, ms: 0 }, land: { count: 0, failed: 0, ms: 0 }, claim: { count: 0, failed: 0, ms: 0 }, release: { count: 0, failed: 0, ms: 0 }, local: { count: 0, failed: 0, ms: 0 } };
+  const sum: HostProfile['calls'] = { fetch: { count: 0, failed: 0, ms: 0 }, list: { count: 0, failed: 0, ms: 0 }, land: { count: 0, failed: 0, ms: 0 }, claim: { count: 0, failed: 0, ms: 0 }, release: { count: 0, failed: 0, ms: 0 }, local: { count: 0, failed: 0, ms: 0 } };
   for (const profile of profiles) {
     for (const kind of Object.keys(sum) as CallKind[]) {
       sum[kind].count += profile.calls[kind].count;

@@ -205,6 +205,7 @@ function rowsOf(local: Measured, one: Measured, many: Measured, profiled: Measur
   }
   const calls = totals(profiled.hosts.map((host) => host.profile!));
   rows.push(row('B profiled (git timed): landing pushes (refused) / claim pushes (refused) / fetches (their time)', `${calls.land.count} (${calls.land.failed}) / ${calls.claim.count} (${calls.claim.failed}) / ${calls.fetch.count} (${ms(calls.fetch.ms)}); wall ${ms(profiled.wallMs)}`, calls.land.failed));
+  rows.push(row('B profiled: looks at the remote that listed its refs (ls-remote; their time)', `${calls.list.count} (${ms(calls.list.ms)})`, calls.list.count));
   rows.push(row('B profiled: each host\'s longest time with no git call and no agent (the poll)', profiled.hosts.map((host) => `${host.name} ${ms(host.profile!.longestPauseMs)}`).join(', '), Math.max(...profiled.hosts.map((host) => host.profile!.longestPauseMs)), 'ms'));
   return rows;
 }

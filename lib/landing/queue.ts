@@ -42,6 +42,11 @@ export interface Candidate<R> {
   abandon(error: RemoteUnreachableError): Promise<Error>;
 }
 
+/** Several hosts: a batch waits for workers whose agents just ended as long as the last batch took, this long at first… */
+const FIRST_BATCH_MS = 300;
+/** …and never longer than this. */
+const MAX_BATCH_WAIT_MS = 1_000;
+
 interface Waiting<R> {
   candidate: Candidate<R>;
   resolve: (value: R) => void;
@@ -71,6 +76,8 @@ export class LandingQueue<R> {
   private waiting: Waiting<R>[] = [];
   private readonly expected = new Set<string | number>();
   private wake: (() => void)[] = [];
+  /** How long this run's last batch took to land (several hosts): how long the next one waits for a worker. */
+  private batchMs = FIRST_BATCH_MS;
 
   constructor(private readonly dock: Dock) {}
 
@@ -89,15 +96,20 @@ export class LandingQueue<R> {
       this.waiting.push({ candidate, resolve, reject });
       if (who !== undefined) this.withdraw(who);
       void this.dock.lock.run(async () => {
+        // Several hosts: every batch is a fetch and a push racing the other hosts'. A worker whose agent has
+        // just ended lands in this one if it is ready within the time a batch takes: one push, not two.
+        if (this.dock.remote && this.waiting.length > 0) await this.expecting(Math.min(MAX_BATCH_WAIT_MS, this.batchMs));
         const batch = this.waiting.splice(0);
         if (batch.length === 0) return; // landed with an earlier batch
         let settled: Map<Candidate<R>, Settled<R>>;
+        const started = Date.now();
         try {
           settled = await landBatch(this.dock, batch.map((item) => item.candidate), { more: (waitMs) => this.more(waitMs, batch) });
         } catch (error) {
           for (const item of batch) item.reject(error);
           return;
         }
+        this.batchMs = Date.now() - started;
         for (const item of batch) {
           const one = settled.get(item.candidate)!;
           if ('value' in one) item.resolve(one.value);
@@ -109,6 +121,14 @@ export class LandingQueue<R> {
 
   /** The candidates offered within `waitMs` by the workers expected (joined to `batch`); none when none is expected. */
   private async more(waitMs: number, batch: Waiting<R>[]): Promise<Candidate<R>[]> {
+    await this.expecting(waitMs);
+    const joined = this.waiting.splice(0);
+    batch.push(...joined);
+    return joined.map((item) => item.candidate);
+  }
+
+  /** Until no worker is expected any more (each offered or withdrew), for `waitMs` at most. */
+  private async expecting(waitMs: number): Promise<void> {
     const until = Date.now() + waitMs;
     while (this.expected.size > 0 && Date.now() < until) {
       await new Promise<void>((resolve) => {
@@ -116,9 +136,6 @@ export class LandingQueue<R> {
         this.wake.push(() => (clearTimeout(timer), resolve()));
       });
     }
-    const joined = this.waiting.splice(0);
-    batch.push(...joined);
-    return joined.map((item) => item.candidate);
   }
 }
 

@@ -109,10 +109,14 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:${branchRef}`])), { branch: branchRef });
   };
 
-  /** Fetches the branch and the claims; the remote head. */
+  /**
+   * Fetches the branch and the claims; the remote head. The cheapest look too: the server lists only these
+   * refs and sends a pack only when one moved (`git ls-remote` gets every ref of the remote, refs/pull/*…).
+   */
   const fetch = (): Promise<string> =>
     reach(`fetching ${target.name}/${target.branch}`, async () => {
-      const args = ['fetch', '--prune', '--no-tags', '--quiet', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
+      // Nothing ralph reads is in FETCH_HEAD; auto-maintenance, a process per fetch, runs with ralph's commits.
+      const args = ['fetch', '--prune', '--no-tags', '--quiet', '--no-write-fetch-head', '--no-auto-maintenance', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
       let result = await oneAtATime(() => git(args));
       // A worker's worktree being added meanwhile has a placeholder HEAD (or no commondir yet) for a moment,
       // which fetch's connectivity check trips on; a git of the user's may hold a ref: a moment later all are gone.
@@ -139,6 +143,18 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     return dropped.length > 0 ? [`released ${leftBehindText(dropped)}`] : [];
   };
 
+  /** The main worktree (at `mine`) brought to the remote head `head`; never past this clone's own commits. */
+  const goTo = async (mine: string | undefined, head: string): Promise<string> => {
+    if (mine === head) return head;
+    if (mine && !(await main.contains(head, mine))) {
+      throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
+    }
+    const why = await forward(head);
+    if (why) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${why}; commit or stash what is in the way`);
+    lock.published = head;
+    return head;
+  };
+
   const dock: RemoteDock = {
     remote: target,
     lock,
@@ -150,15 +166,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
     async target(freshMs) {
       const mine = await main.head();
       if (freshMs !== undefined && look && look.head === mine && o.deps.now() - look.at <= freshMs) return mine;
-      const head = await fetch();
-      if (mine === head) return head;
-      if (mine && !(await main.contains(head, mine))) {
-        throw new RalphError(`this clone's ${target.branch} (${mine.slice(0, 12)}) and ${target.name}/${target.branch} (${head.slice(0, 12)}) have each moved on: ralph never force-pushes; git pull --rebase ${target.name} ${target.branch} (or drop this clone's commits), then run again`);
-      }
-      const why = await forward(head);
-      if (why) throw new RalphError(`the main worktree cannot move to ${target.name}/${target.branch} (${head.slice(0, 12)}): ${why}; commit or stash what is in the way`);
-      lock.published = head;
-      return head;
+      return goTo(mine, await fetch());
     },
 
     async publish(tasks) {
@@ -228,9 +236,14 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         throw error;
       }
       reached('claimed');
-      if ((await fetch()) === seenAt) return;
-      // Under the lock: a landing of this host's under way may show a tick it then takes back.
-      const open = await lock.run(async () => (await this.target(), await isOpen()));
+      const fetched = await fetch();
+      if (fetched === seenAt) return;
+      // Under the lock: a landing of this host's under way may show a tick it then takes back. The head this
+      // fetch saw holds every landing that released a claim before this one; a new look if this host's moved it.
+      const open = await lock.run(async () => {
+        await (look?.head === fetched ? goTo(await main.head(), fetched) : this.target());
+        return isOpen();
+      });
       if (!open) throw new ClaimLostError(`${taskId} was just landed by another host`);
     },
 

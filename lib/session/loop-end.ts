@@ -53,12 +53,24 @@ export function endLoop(end: LoopEnd): LoopResult {
 
 /**
  * How long a host with nothing to start waits before it looks again at what the others hold: 250 ms after
- * its last start, doubling each look, up to a third of the lease and at most 5 s (a run's end is seen soon,
- * a long wait costs a fetch every 5 s).
+ * its last start, doubling each look, up to an eighth of this run's typical iteration (the median of those
+ * that ended; 1 s before any did), kept between 250 ms and 5 s and within a third of the lease. A look is
+ * one fetch of the branch and the claims (a pack only when one moved): the host sees the others' last
+ * landings within a small share of a task's time, and with tasks of minutes it asks the server every 5 s.
  */
-export function pollMs(config: Config, looks: number): number {
-  const cap = Math.min(5_000, Math.max(250, Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3)));
+export function pollMs(config: Config, looks: number, ended: ReadonlyArray<{ durationMs: number }> = []): number {
+  const lease = Math.floor(((config.extra.get('lease') as number | undefined) ?? DEFAULT_LEASE_MS) / 3);
+  const typical = median(ended.map((record) => record.durationMs).filter((ms) => Number.isFinite(ms) && ms >= 0));
+  const pace = typical === undefined ? 1_000 : Math.min(5_000, Math.max(250, Math.floor(typical / 8)));
+  const cap = Math.max(250, Math.min(pace, lease));
   return Math.min(cap, 250 * 2 ** Math.min(looks, 10));
+}
+
+function median(values: number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** How many of the first startable tasks a host with `workers` workers spreads over: none with one worker. */

@@ -60,7 +60,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
         }
         // Nothing to start here while other hosts hold what is left: look again in a while.
         if (running.size === 0 && othersHold && ledger.mayStart(signal)) {
-          await ctx.deps.sleep(pollMs(ctx.config, looks++), signal).catch(() => undefined);
+          await ctx.deps.sleep(pollMs(ctx.config, looks++, ctx.records), signal).catch(() => undefined);
           continue;
         }
       }

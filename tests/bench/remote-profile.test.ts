@@ -6,6 +6,7 @@ const CLAIM = 'refs/ralph/ralph%2Fbench/claims/US-0003';
 describe('bench: profile of --remote hosts', () => {
   it.each([
     ['fetch --prune --no-tags --quiet origin +refs/heads/ralph/bench:refs/remotes/origin/ralph/bench', 'fetch'],
+    ['ls-remote origin refs/heads/ralph/bench refs/ralph/ralph%2Fbench/claims/*', 'list'],
     [`push --porcelain --no-verify --atomic origin 4ef3:refs/heads/ralph/bench --force-with-lease=${CLAIM}:3d80 :${CLAIM}`, 'land'],
     [`push --porcelain --no-verify origin --force-with-lease=${CLAIM}: 94160:${CLAIM}`, 'claim'],
     [`push --porcelain --no-verify origin --force-with-lease=${CLAIM}:3d80 7b73:${CLAIM}`, 'claim'],

@@ -122,10 +122,11 @@ describe('--remote: a host killed while landing, restarted with the same command
 });
 
 describe('--remote: a host killed inside a batch (its tasks ready together, one push for all)', () => {
-  // Three stories whose agents finish at once, on one host with three workers: the first lands alone, the
-  // other two as one batch. Killed with the batch committed in the clone and not pushed (state_written #3),
-  // or once its one push went out (pushed #2): the same command again lands or settles every story once.
-  it.each([['state_written', 3], ['pushed', 2]])('killed at %s #%i: the same command again leaves every story done once on the remote, in the commit that holds its work', async (point, nth) => {
+  // Three stories whose agents finish at once, on one host with three workers: they land as one batch (the
+  // first waits for the workers whose agents just ended). Killed with the batch committed in the clone and
+  // not pushed (state_written #3), or once its one push went out (pushed #1): the same command again lands
+  // or settles every story once.
+  it.each([['state_written', 3], ['pushed', 1]])('killed at %s #%i: the same command again leaves every story done once on the remote, in the commit that holds its work', async (point, nth) => {
     sandbox = makeSandbox({ branch: BRANCH });
     writeFileSync(path.join(sandbox.root, 'check.sh'), 'sleep 0.5\necho "$(ls work 2>/dev/null | tr "\\n" " ")" >> "$GATE_LOG"\n');
     sandbox.env.GATE_LOG = path.join(sandbox.root, 'gate-runs.log');

@@ -268,6 +268,38 @@ describe('LandingQueue', () => {
     expect(log.filter((line) => line.startsWith('gate'))).toEqual(['gate base+A+B']);
   });
 
+  it('several hosts: a batch waits for a worker whose agent just ended even with no gates, and pushes both at once; one host does not wait', async () => {
+    const remote = Object.assign(dockDouble(), { remote: { name: 'origin', branch: 'b', host: 'h', hostId: 'h-0000', claims: 'refs' } });
+    const queue = landingQueue<string>(remote as unknown as Dock);
+    const [a, b] = tasks(remote, { A: {}, B: {} });
+    queue.expect('w2');
+    const first = queue.offer(a!, 'w1');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = queue.offer(b!, 'w2');
+    expect(await Promise.all([first, second])).toEqual(['A landed at base+A+B', 'B landed at base+A+B']);
+    expect(remote.pushes).toEqual([['A', 'B']]);
+    // A worker expected that never offers holds a batch up for one batch's time (300 ms before any landed), no more.
+    const other = Object.assign(dockDouble(), { remote: remote.remote });
+    const next = landingQueue<string>(other as unknown as Dock);
+    next.expect('w3');
+    const started = Date.now();
+    const [c] = tasks(other, { C: {} });
+    expect(await next.offer(c!, 'w1')).toBe('C landed at base+C');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    next.withdraw('w3');
+
+    const local = dockDouble();
+    const alone = landingQueue<string>(local as unknown as Dock);
+    const [d, e] = tasks(local, { D: {}, E: {} });
+    alone.expect('w2');
+    const landedD = alone.offer(d!, 'w1');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const landedE = alone.offer(e!, 'w2');
+    expect(await Promise.all([landedD, landedE])).toEqual(['D landed at base+D', 'E landed at base+D+E']);
+    expect(local.pushes).toEqual([['D'], ['E']]);
+  });
+
   it('a worker expected that offers nothing holds a batch up for one gate run\'s time at most; one that withdraws, not at all', async () => {
     const dock = dockDouble();
     const queue = landingQueue<string>(dock as unknown as Dock);

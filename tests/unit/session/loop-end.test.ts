@@ -8,9 +8,17 @@ import { endLoop, pollMs, spread } from '../../../lib/session/loop-end.ts';
 const config = (argv: string[]) => resolveConfig({ flags: parseArgv(argv).flags, env: {}, file: {}, passthrough: [] });
 
 describe('several hosts: the loop', () => {
-  it('a host with nothing to start looks again after 250 ms, doubling up to min(5 s, lease/3)', () => {
-    expect([0, 1, 2, 3, 4, 5, 30].map((looks) => pollMs(config([]), looks))).toEqual([250, 500, 1000, 2000, 4000, 5000, 5000]);
-    expect([0, 1, 2].map((looks) => pollMs(config(['--lease', '1500ms']), looks))).toEqual([250, 500, 500]);
+  it('a host with nothing to start looks again after 250 ms, doubling up to an eighth of a typical iteration (1 s before any), within lease/3', () => {
+    const looks = [0, 1, 2, 3, 4, 5, 30];
+    const ended = (...ms: number[]) => ms.map((durationMs) => ({ durationMs }));
+    expect(looks.map((look) => pollMs(config([]), look))).toEqual([250, 500, 1000, 1000, 1000, 1000, 1000]);
+    expect([0, 1, 2].map((look) => pollMs(config(['--lease', '1500ms']), look))).toEqual([250, 500, 500]);
+    // Tasks of 2–3 s: the others' last landings are seen within a few hundred ms.
+    expect(looks.map((look) => pollMs(config([]), look, ended(2_400, 9_000, 2_800)))).toEqual([250, 350, 350, 350, 350, 350, 350]);
+    // Tasks of minutes: once every 5 s; the median, not one long task, sets the pace.
+    expect(looks.map((look) => pollMs(config([]), look, ended(600_000, 300_000)))).toEqual([250, 500, 1000, 2000, 4000, 5000, 5000]);
+    expect(pollMs(config([]), 30, ended(1_000, 1_000, 3_600_000))).toBe(250);
+    expect(pollMs(config(['--lease', '3s']), 30, ended(600_000))).toBe(1000);
   });
 
   it('spread: one host reads the list as it is; hosts read its first `window` tasks from places of their own', () => {
