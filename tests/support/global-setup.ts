@@ -154,7 +154,16 @@ export default async function setup(): Promise<() => Promise<void>> {
       }
     }
     const files = readdirSync(root).filter((name) => !TOOL_CACHES.test(name) && name !== HOME && name !== BD_CLIENT);
-    if (files.length > 0) problems.push(`${files.length} temp file(s) or folder(s) left in ${root} (now removed):`, ...files.sort().map((name) => `  ${name}`));
+    // What each one holds (a few paths) names the test that left it: its sandbox's files say what ran there.
+    const holds = (name: string): string => {
+      try {
+        const inside = readdirSync(path.join(root, name), { recursive: true, encoding: 'utf8' }).sort();
+        return inside.length > 0 ? ` (holds ${inside.length}: ${inside.slice(0, 6).join(', ')}${inside.length > 6 ? ', …' : ''})` : ' (empty)';
+      } catch {
+        return '';
+      }
+    };
+    if (files.length > 0) problems.push(`${files.length} temp file(s) or folder(s) left in ${root} (now removed):`, ...files.sort().map((name) => `  ${name}${holds(name)}`));
     const home = readdirSync(path.join(root, HOME), { recursive: true, encoding: 'utf8' });
     if (home.length > 0) problems.push(`the tests wrote into the home directory (HOME=${path.join(root, HOME)}; now removed):`, ...home.sort().slice(0, 20).map((name) => `  ~/${name}`));
     rmSync(root, { recursive: true, force: true });
