@@ -177,7 +177,7 @@ export async function makeHosts(box: Sandbox, count: number, transport: Transpor
     server,
     bare,
     hosts,
-    remote: (args) => execFileSync('git', args, { cwd: bare, encoding: 'utf8' }),
+    remote: (args) => execFileSync('git', args, { cwd: bare, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
     stop: () => server.stop(),
   };
 }
