@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirst from './tests/support/sequencer.ts';
 
 export default defineConfig({
   test: {
@@ -19,5 +20,7 @@ export default defineConfig({
     // One module graph per worker, not per test file: a fresh one cost ~18 s of CPU over the unit tests.
     // A test file owns what it changes (env, timers, spies) and restores it in its own hooks.
     isolate: false,
+    // The slowest files start first when vitest has no durations of an earlier run (a clean clone, CI).
+    sequence: { sequencer: SlowFirst },
   },
 });
