@@ -67,6 +67,10 @@ function build(root, cacheDir, key, files, esbuild) {
     mkdirSync(path.dirname(path.join(temporary, item)), { recursive: true });
     symlinkSync(path.join(root, item), path.join(temporary, item));
   }
+  // ralph's dependencies, found from the tree wherever it is (RALPH_COMPILE_CACHE=DIR): the folder npm put
+  // them in for this package (its own node_modules, or the one they were hoisted to).
+  const deps = path.dirname(path.dirname(createRequire(path.join(root, 'package.json')).resolve('dayjs/package.json')));
+  symlinkSync(deps, path.join(temporary, 'node_modules'));
   writeFileSync(path.join(temporary, DONE), '');
   // A tree there without its mark was damaged (trees only ever arrive whole): it goes.
   if (existsSync(target) && !existsSync(path.join(target, DONE))) rmSync(target, { recursive: true, force: true });

@@ -82,6 +82,15 @@ describe('starting from the cache', () => {
     // What the compiled modules read beside them: the version (package.json), a template.
     expect(start({ RALPH_COMPILE_CACHE: cache }, ['--version']).stdout).toBe(start({ RALPH_COMPILE_CACHE: 'off' }, ['--version']).stdout);
     expect(existsSync(path.join(tree, 'templates', 'prd-prompt.md'))).toBe(true);
+    // A cache outside ralph's folder still finds ralph's dependencies (dayjs, zx: loaded by a run, not by --help).
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'ralph-cache-cwd-'));
+    try {
+      const run = spawnSync(process.execPath, [BIN, '--dry-run'], { cwd: outside, encoding: 'utf8', env: { ...process.env, RALPH_COMPILE_CACHE: cache } });
+      expect(run.stderr).not.toMatch(/unexpected error|Cannot find package/);
+      expect(run.stderr).toMatch(/not a git repository|git/i);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
     // Nowhere to write (a file where the folder would go): tsx, as before, and no error.
     const blocked = path.join(dir, 'blocked');
     writeFileSync(blocked, '');
