@@ -31,10 +31,11 @@ export function sourceFiles(root) {
   return ['ralph.ts', ...lib.sort()];
 }
 
-/** The cache's key: the files' names and contents, the compiler's version and options. */
+/** The cache's key: the files' names and contents, the compiler's version and options, and this file. */
 export function cacheKey(root, files, compilerVersion) {
   const hash = createHash('sha256');
-  hash.update(`${compilerVersion}\0${JSON.stringify(OPTIONS)}\0`);
+  // This file too: a tree is laid out as it says.
+  hash.update(`${compilerVersion}\0${JSON.stringify(OPTIONS)}\0`).update(readFileSync(new URL(import.meta.url))).update('\0');
   for (const file of files) hash.update(`${file}\0`).update(readFileSync(path.join(root, file))).update('\0');
   return hash.digest('hex').slice(0, 24);
 }
