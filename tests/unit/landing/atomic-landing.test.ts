@@ -14,38 +14,48 @@ import { tempDir } from '../../support/temp.ts';
 const ENV = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1' };
 const ZERO = '0000000000000000000000000000000000000000';
 
+/**
+ * A clone of a bare remote whose pre-receive hook writes down every push it receives, joined as host h1:
+ * its git, its dock, and the lines of the pushes the remote received so far.
+ */
+async function joinedClone(prefix: string) {
+  const root = tempDir(prefix);
+  const bare = path.join(root, 'remote.git');
+  const dir = path.join(root, 'a');
+  const pushes = path.join(root, 'pushes.log');
+  const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
+  git(root, 'init', '-q', '--bare', bare);
+  // One line per push: the refs it changes, `ref:created|deleted|updated`, in the order git lists them.
+  const hook = path.join(bare, 'hooks', 'pre-receive');
+  writeFileSync(hook, `#!/bin/sh\nline=''\nwhile read old new ref; do\n  if [ "$old" = ${ZERO} ]; then what=created; elif [ "$new" = ${ZERO} ]; then what=deleted; else what=updated; fi\n  line="$line $ref:$what"\ndone\necho "$line" >> ${JSON.stringify(pushes)}\n`);
+  chmodSync(hook, 0o755);
+  git(root, 'init', '-q', '-b', 'feature/x', dir);
+  for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
+  writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+  git(dir, 'add', 'a.txt');
+  git(dir, 'commit', '-qm', 'base');
+  git(dir, 'remote', 'add', 'origin', bare);
+  git(dir, 'push', '-q', 'origin', 'feature/x');
+  const deps: Deps = { ...realDeps(), env: ENV };
+  const main = new Git(dir);
+  const dock = remoteDock({ main, target: { name: 'origin', branch: 'feature/x', host: 'h1', hostId: 'h1-0000', claims: 'refs' }, me: { host: 'h1', clone: dir, run: 'run-1', pid: 1 }, leaseMs: 60_000, waitMs: 10_000, deps, signal: new AbortController().signal, warn: () => undefined, info: () => undefined, head: await main.head() });
+  await dock.join();
+  const pushed = (): string[] => readFileSync(pushes, 'utf8').trim().split('\n');
+  return { bare, dir, git, dock, pushed };
+}
+
 describe('a landing on the remote', () => {
   it('updates the branch and deletes its claim in one push', async () => {
-    const root = tempDir('ralph-atomic-');
-    const bare = path.join(root, 'remote.git');
-    const dir = path.join(root, 'a');
-    const pushes = path.join(root, 'pushes.log');
-    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
-    git(root, 'init', '-q', '--bare', bare);
-    // One line per push: the refs it changes, `ref:created|deleted|updated`, in the order git lists them.
-    const hook = path.join(bare, 'hooks', 'pre-receive');
-    writeFileSync(hook, `#!/bin/sh\nline=''\nwhile read old new ref; do\n  if [ "$old" = ${ZERO} ]; then what=created; elif [ "$new" = ${ZERO} ]; then what=deleted; else what=updated; fi\n  line="$line $ref:$what"\ndone\necho "$line" >> ${JSON.stringify(pushes)}\n`);
-    chmodSync(hook, 0o755);
-    git(root, 'init', '-q', '-b', 'feature/x', dir);
-    for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
-    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
-    git(dir, 'add', 'a.txt');
-    git(dir, 'commit', '-qm', 'base');
-    git(dir, 'remote', 'add', 'origin', bare);
-    git(dir, 'push', '-q', 'origin', 'feature/x');
-    const deps: Deps = { ...realDeps(), env: ENV };
-    const main = new Git(dir);
-    const dock = remoteDock({ main, target: { name: 'origin', branch: 'feature/x', host: 'h1', hostId: 'h1-0000', claims: 'refs' }, me: { host: 'h1', clone: dir, run: 'run-1', pid: 1 }, leaseMs: 60_000, waitMs: 10_000, deps, signal: new AbortController().signal, warn: () => undefined, info: () => undefined, head: await main.head() });
-    await dock.join();
+    const { bare, dir, git, dock, pushed } = await joinedClone('ralph-atomic-');
     const head = await dock.target();
     await dock.claim('T1', head, async () => true);
     writeFileSync(path.join(dir, 't1.txt'), 't1\n');
     git(dir, 'add', 't1.txt');
     git(dir, 'commit', '-qm', 'T1 done');
     const landed = git(dir, 'rev-parse', 'HEAD').trim();
-    const before = readFileSync(pushes, 'utf8').trim().split('\n').length;
+    const before = pushed().length;
     expect(await dock.publish('T1')).toEqual({ kind: 'landed' });
-    const after = readFileSync(pushes, 'utf8').trim().split('\n').slice(before);
+    const after = pushed().slice(before);
     expect(after.map((line) => line.trim().split(' ').sort().join(' '))).toEqual(['refs/heads/feature/x:updated refs/ralph/feature%2Fx/claims/T1:deleted']);
     expect(git(bare, 'rev-parse', 'refs/heads/feature/x').trim()).toBe(landed);
     expect(git(bare, 'for-each-ref', 'refs/ralph/')).toBe('');
@@ -53,27 +63,7 @@ describe('a landing on the remote', () => {
   });
 
   it('a batch: the branch and the release of every claim of its tasks in one push', async () => {
-    const root = tempDir('ralph-atomic-batch-');
-    const bare = path.join(root, 'remote.git');
-    const dir = path.join(root, 'a');
-    const pushes = path.join(root, 'pushes.log');
-    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
-    git(root, 'init', '-q', '--bare', bare);
-    // One line per push: the refs it changes, `ref:created|deleted|updated`, in the order git lists them.
-    const hook = path.join(bare, 'hooks', 'pre-receive');
-    writeFileSync(hook, `#!/bin/sh\nline=''\nwhile read old new ref; do\n  if [ "$old" = ${ZERO} ]; then what=created; elif [ "$new" = ${ZERO} ]; then what=deleted; else what=updated; fi\n  line="$line $ref:$what"\ndone\necho "$line" >> ${JSON.stringify(pushes)}\n`);
-    chmodSync(hook, 0o755);
-    git(root, 'init', '-q', '-b', 'feature/x', dir);
-    for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
-    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
-    git(dir, 'add', 'a.txt');
-    git(dir, 'commit', '-qm', 'base');
-    git(dir, 'remote', 'add', 'origin', bare);
-    git(dir, 'push', '-q', 'origin', 'feature/x');
-    const deps: Deps = { ...realDeps(), env: ENV };
-    const main = new Git(dir);
-    const dock = remoteDock({ main, target: { name: 'origin', branch: 'feature/x', host: 'h1', hostId: 'h1-0000', claims: 'refs' }, me: { host: 'h1', clone: dir, run: 'run-1', pid: 1 }, leaseMs: 60_000, waitMs: 10_000, deps, signal: new AbortController().signal, warn: () => undefined, info: () => undefined, head: await main.head() });
-    await dock.join();
+    const { bare, dir, git, dock, pushed } = await joinedClone('ralph-atomic-batch-');
     const head = await dock.target();
     await dock.claim('T1', head, async () => true);
     await dock.claim('T2', head, async () => true);
@@ -83,9 +73,9 @@ describe('a landing on the remote', () => {
       git(dir, 'commit', '-qm', `${task} done`);
     }
     const landed = git(dir, 'rev-parse', 'HEAD').trim();
-    const before = readFileSync(pushes, 'utf8').trim().split('\n').length;
+    const before = pushed().length;
     expect(await dock.publish(['T1', 'T2'])).toEqual({ kind: 'landed' });
-    const after = readFileSync(pushes, 'utf8').trim().split('\n').slice(before);
+    const after = pushed().slice(before);
     expect(after.map((line) => line.trim().split(' ').sort().join(' '))).toEqual(['refs/heads/feature/x:updated refs/ralph/feature%2Fx/claims/T1:deleted refs/ralph/feature%2Fx/claims/T2:deleted']);
     expect(git(bare, 'rev-parse', 'refs/heads/feature/x').trim()).toBe(landed);
     expect(git(bare, 'for-each-ref', 'refs/ralph/')).toBe('');
