@@ -99,10 +99,11 @@ export function compiledEntry(root, env = process.env) {
   try {
     // tsx's own esbuild: the compiler tsx would use, resolved from tsx, so ralph adds no dependency.
     const fromTsx = createRequire(createRequire(path.join(root, 'package.json')).resolve('tsx/package.json'));
-    const esbuild = fromTsx('esbuild');
+    // Its version from its package.json: esbuild itself is loaded only to build.
+    const { version } = fromTsx('esbuild/package.json');
     const cacheDir = env.RALPH_COMPILE_CACHE || path.join(root, 'node_modules', '.cache', 'ralph');
     const files = sourceFiles(root);
-    const key = cacheKey(root, files, esbuild.version);
+    const key = cacheKey(root, files, version);
     const entry = path.join(cacheDir, key, 'ralph.js');
     const mark = path.join(cacheDir, key, DONE);
     if (existsSync(mark)) {
@@ -116,7 +117,7 @@ export function compiledEntry(root, env = process.env) {
       return entry;
     }
     mkdirSync(cacheDir, { recursive: true });
-    build(root, cacheDir, key, files, esbuild);
+    build(root, cacheDir, key, files, fromTsx('esbuild'));
     return existsSync(mark) ? entry : undefined;
   } catch {
     return undefined;
