@@ -1,12 +1,19 @@
 import type { AgentEvent, Transcript } from './types.ts';
 
 const OTHER_TEXT_KEPT = 50;
-const TEXT_KEPT = 256 * 1024;
+/** Characters kept of the last message (the final answer: the completion token, a question). */
+const LAST_TEXT_KEPT = 64 * 1024;
+/**
+ * Characters kept of all the assistant's text (what the sources read the agent's report and learnings
+ * from, at its end). Smaller: it outlives the run of the agent, through gates, commits and records, and
+ * four workers ending together with 512K characters each made V8 double its young generation (+20 MB).
+ */
+const ALL_TEXT_KEPT = 64 * 1024;
 const LF = 0x0a;
 
-/** Keeps the last TEXT_KEPT characters, trimming only past twice that so a flood costs O(1) per byte. */
-function bounded(text: string): string {
-  return text.length > 2 * TEXT_KEPT ? detached(text.slice(-TEXT_KEPT)) : text;
+/** Keeps the last `kept` characters, trimming only past twice that so a flood costs O(1) per byte. */
+function bounded(text: string, kept: number): string {
+  return text.length > 2 * kept ? detached(text.slice(-kept)) : text;
 }
 
 /** A copy that does not keep its (possibly huge) parent string alive, as a V8 slice would. */
@@ -18,7 +25,7 @@ function detached(text: string): string {
 const WIDE = /[^\x00-\xff]/;
 
 /**
- * The end of a growing text as bounded() keeps it, held outside the JavaScript heap as code units, one
+ * The end of a growing text (bounded() held, its last `kept` characters read), outside the JavaScript heap as code units, one
  * byte each (Latin-1) until a wider character comes, then two (UTF-16): an append costs a copy of the piece,
  * never of all kept so far, and nothing the agent prints outlives the next garbage collection (a flood of
  * 100,000 lines would otherwise keep 512K characters of strings alive, which makes V8 grow its young
@@ -31,6 +38,9 @@ class TextTail {
   private length = 0;
   private joined: string | undefined = '';
 
+  /** `kept`: the characters bounded() keeps of it. */
+  constructor(private readonly kept: number) {}
+
   /**
    * Appends `text`, after a line break when `newLine` and something is kept already. The break is written
    * on its own: `\n${text}` would be a new string, copied whole (flattened) by the write.
@@ -41,22 +51,22 @@ class TextTail {
     this.joined = undefined;
     if (this.width === 1 && WIDE.test(text)) this.widen();
     const total = this.length + lead + text.length;
-    if (total <= 2 * TEXT_KEPT) {
+    if (total <= 2 * this.kept) {
       this.reserve(total);
       if (lead) this.writeBreak(this.length);
       this.units.write(text, (this.length + lead) * this.width, this.encoding());
       this.length = total;
       return;
     }
-    // Past twice the limit: the last TEXT_KEPT characters of what was kept, the break and the new text.
-    this.reserve(TEXT_KEPT);
-    const fromText = Math.min(text.length, TEXT_KEPT);
-    const fromLead = Math.min(lead, TEXT_KEPT - fromText);
-    const fromKept = TEXT_KEPT - fromText - fromLead;
+    // Past twice the limit: the last `kept` characters of what was kept, the break and the new text.
+    this.reserve(this.kept);
+    const fromText = Math.min(text.length, this.kept);
+    const fromLead = Math.min(lead, this.kept - fromText);
+    const fromKept = this.kept - fromText - fromLead;
     if (fromKept > 0) this.units.copy(this.units, 0, (this.length - fromKept) * this.width, this.length * this.width);
     if (fromLead) this.writeBreak(fromKept);
     this.units.write(fromText === text.length ? text : text.slice(-fromText), (fromKept + fromLead) * this.width, this.encoding());
-    this.length = TEXT_KEPT;
+    this.length = this.kept;
   }
 
   set(text: string): void {
@@ -65,7 +75,8 @@ class TextTail {
   }
 
   toString(): string {
-    if (this.joined === undefined) this.joined = this.units.toString(this.encoding(), 0, this.length * this.width);
+    // The last `kept` characters, however many past it are held until the next trim.
+    if (this.joined === undefined) this.joined = this.units.toString(this.encoding(), Math.max(0, this.length - this.kept) * this.width, this.length * this.width);
     return this.joined;
   }
 
@@ -90,7 +101,7 @@ class TextTail {
   private reserve(units: number): void {
     if (this.units.length >= units * this.width) return;
     // Twice the room there is now (in code units), at least what is asked for.
-    const capacity = Math.min(2 * TEXT_KEPT, Math.max(units, (2 * this.units.length) / this.width, 1024));
+    const capacity = Math.min(2 * this.kept, Math.max(units, (2 * this.units.length) / this.width, 1024));
     const bigger = Buffer.allocUnsafe(capacity * this.width);
     this.units.copy(bigger, 0, 0, this.length * this.width);
     this.units = bigger;
@@ -100,8 +111,8 @@ class TextTail {
 const TAILS = new WeakMap<Transcript, { last: TextTail; all: TextTail }>();
 
 export function newTranscript(): Transcript {
-  const last = new TextTail();
-  const all = new TextTail();
+  const last = new TextTail(LAST_TEXT_KEPT);
+  const all = new TextTail(ALL_TEXT_KEPT);
   const transcript: Transcript = {
     get lastText() {
       return last.toString();
@@ -131,8 +142,8 @@ export function newTranscript(): Transcript {
 function appendText(transcript: Transcript, text: string, delta: boolean | undefined): void {
   const tails = TAILS.get(transcript);
   if (!tails) {
-    transcript.lastText = bounded(transcript.lastText + (transcript.lastText && !delta ? '\n' : '') + text);
-    transcript.assistantText = bounded(transcript.assistantText + (transcript.assistantText && !delta ? '\n' : '') + text);
+    transcript.lastText = bounded(transcript.lastText + (transcript.lastText && !delta ? '\n' : '') + text, LAST_TEXT_KEPT);
+    transcript.assistantText = bounded(transcript.assistantText + (transcript.assistantText && !delta ? '\n' : '') + text, ALL_TEXT_KEPT);
     return;
   }
   tails.last.append(text, !delta);

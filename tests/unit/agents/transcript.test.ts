@@ -2,20 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { finalAnswer, newTranscript, record } from '../../../lib/agents/transcript.ts';
 import type { AgentEvent } from '../../../lib/agents/types.ts';
 
-const KEPT = 256 * 1024;
+/** Characters kept of the last message, and of all the assistant's text. */
+const LAST_KEPT = 64 * 1024;
+const ALL_KEPT = 64 * 1024;
 
-/** What the transcript kept before it held its texts as pieces: the whole string, cut to its last KEPT past twice that. */
+/** What the transcript kept before it held its texts as pieces: the whole string, cut to its last `kept` past twice that. */
 function reference(events: readonly AgentEvent[]): { lastText: string; assistantText: string } {
   let lastText = '';
   let assistantText = '';
-  const bounded = (text: string): string => (text.length > 2 * KEPT ? text.slice(-KEPT) : text);
+  const bounded = (text: string, kept: number): string => (text.length > 2 * kept ? text.slice(-kept) : text);
   for (const event of events) {
     if (event.kind === 'text') {
-      lastText = bounded(lastText + (lastText && !event.delta ? '\n' : '') + event.text);
-      assistantText = bounded(assistantText + (assistantText && !event.delta ? '\n' : '') + event.text);
+      lastText = bounded(lastText + (lastText && !event.delta ? '\n' : '') + event.text, LAST_KEPT);
+      assistantText = bounded(assistantText + (assistantText && !event.delta ? '\n' : '') + event.text, ALL_KEPT);
     } else if (event.kind === 'tool_call') lastText = '';
   }
-  return { lastText, assistantText };
+  // Read: the last `kept` characters of what is held.
+  return { lastText: lastText.slice(-LAST_KEPT), assistantText: assistantText.slice(-ALL_KEPT) };
 }
 
 describe('transcript texts', () => {
