@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { listPaths } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
-import { recordedAgentsAlive } from '../process/agent-pid.ts';
+import { recordedAgentsAlive, recordedAgentsEnd } from '../process/agent-pid.ts';
 import type { Snapshot, TaskSource } from '../sources/types.ts';
 import { mergedSince, readEvidence } from './index.ts';
 import { stepAtLeast, type InFlight } from './journal.ts';
@@ -21,7 +21,8 @@ export async function planRecovery(root: string, git: Git, source: TaskSource, r
   const lines: string[] = [];
   const agents = recordedAgentsAlive(root);
   if (agents.length > 0) lines.push(`stop ${agents.length === 1 ? 'the agent' : `${agents.length} agents`} (process group ${agents.join(', ')}) a killed run left running`);
-  const evidence = await readEvidence(root, git, source.workers.stateFiles());
+  const evidence = await readEvidence(root, git, source.workers.stateFiles(), recordedAgentsEnd(root));
+  if (evidence.later) lines.push(`${listPaths(evidence.later)}: changed after the agent of the run that died had ended: yours, left out of ralph's commits`);
   if (evidence.leftovers.length > 0) lines.push(`${listPaths(evidence.leftovers)}: the work of the run that died, not yours: it goes with its task's work`);
   const inflight = evidence.previous?.inflight ?? [];
   // The source is read only when there is something to judge (beads: each read is a bd process).
