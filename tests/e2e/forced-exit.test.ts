@@ -38,6 +38,11 @@ describe('a forced exit (Ctrl+C twice)', () => {
     // The user changes a file of theirs after the forced exit, and adds one: theirs, not the killed run's work.
     writeFileSync(path.join(sandbox.repo, 'mine.md'), 'my own note\n');
     writeFileSync(path.join(sandbox.repo, 'work', 'US-001-notes.txt'), 'notes, edited by me\n');
+    // The dry run says what the run will say: a forced exit, not a death.
+    const dry = await runRalph(sandbox, ['--dry-run', ...FAST]);
+    expect(dry.stdout).toMatch(/^would recover: session \S+ \(PID \d+\) was forced to exit \(a second Ctrl\+C\) after its last event at \S+: record its end \(interrupted, exit 130\) and write its report$/m);
+    expect(dry.stdout).toMatch(/^would recover: work\/US-001\.txt: the work of the run forced to exit \(a second Ctrl\+C\), not yours/m);
+    expect(dry.stdout).not.toMatch(/died|run that died/);
     const again = await runRalph(sandbox, FAST);
     expect(again.code, again.stderr).toBe(0);
     // Put back as news (no `warning:`), not as a crash to look into.
