@@ -6,7 +6,7 @@ import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from
 import { actorEnv, claimForWorker, createBeadsWorkers, workerActor, workerPrompt } from './workers.ts';
 import { expiredClaim, leaseOf, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './lease.ts';
 import { createClaimKeeper, type ClaimKeeper } from './keeper.ts';
-import { giveBackAfter, putBackOrphans, recoveryView, releaseAtEnd } from './claims.ts';
+import { giveBackAfter, putBackOrphans, recoveryView, releaseAtEnd, releaseHeldNow } from './claims.ts';
 import { fileQuestion, isHumanQuestion, syncQuestions } from './questions.ts';
 import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './remote.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from '../types.ts';
@@ -48,8 +48,8 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   // a claim lives 5 minutes there). Made at the first claim, when bd's capabilities are known.
   let keeper: ClaimKeeper | undefined;
   let keeperMade = false;
-  // Whether this run claimed a bead for a worker: only then has it claims to give back at its end.
-  let claimed = false;
+  // The beads this run claimed for a worker, with the holder: only then has it claims to give back at its end.
+  const claims = new Map<string, string>();
   const makeKeeper = async (): Promise<ClaimKeeper | undefined> => {
     if (keeperMade) return keeper;
     keeperMade = true;
@@ -166,9 +166,15 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     // The end of every run: the beads this run's workers still hold go back to open (beads-claims.ts).
     async release() {
       keeper?.stop();
-      if (!claimed || !epic) return [];
+      if (claims.size === 0 || !epic) return [];
       await list();
       return releaseAtEnd(bd, state.children, host);
+    },
+
+    // A forced exit: the same at once, through a synchronous bd, each bead only while still its worker's.
+    releaseNow(timeoutMs: number) {
+      keeper?.stop();
+      releaseHeldNow((args, ms) => bd.runNow(args, ms), claims, host !== undefined, timeoutMs);
     },
 
     // A worker's agent runs as the worker's actor: the lease line lets only a claim's assignee close it.
@@ -183,7 +189,7 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       if (worker !== undefined) {
         const renewing = await makeKeeper();
         renewing?.release(worker);
-        claimed = true;
+        claims.set(task.id, workerActor(worker, host));
         const holder = typeof task.meta?.heldBy === 'string' ? task.meta.heldBy : undefined;
         if (holder !== undefined && host !== undefined) {
           const { reclaim } = await bd.capabilities();
