@@ -14,10 +14,10 @@ import { readQuestions, questionsOf, type Question } from '../../questions/store
 
 export { isClosed } from './state.ts';
 export { beadBrief, epicTitleForBranch, featureNameFromBranch, withQuestionNotes, withReviewNotes } from './text.ts';
-import { beadBrief, epicTitleForBranch, withQuestionNotes, withReviewNotes } from './text.ts';
+import { beadBrief, withQuestionNotes, withReviewNotes } from './text.ts';
+import { clarifyProblem, findEpic } from './epic.ts';
 
 export const DEFAULT_BEADS_PROMPT = '/sp:next';
-const CLARIFY = /\[sp:\d+-clarify\]/i;
 
 function toTask(issue: BdIssue): Task {
   return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type, ...(issue.assignee ? { assignee: issue.assignee } : {}) } };
@@ -122,23 +122,13 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
           const warning = loopbackWarning(readBeadsSetup(beadsDirOf(ctx.root, ctx.deps.env), ctx.deps.env));
           if (warning) ctx.warn(warning);
         }
-        if (ctx.config.epic) {
-          epic = await bd.show(ctx.config.epic);
-          if (!epic) problems.push(`epic ${ctx.config.epic} (from --epic) does not exist in beads`);
-        } else if (!ctx.branch) {
-          problems.push('cannot name the epic: HEAD is detached; check out the feature branch or pass --epic ID');
-        } else {
-          const wanted = epicTitleForBranch(ctx.branch);
-          const matches = (await bd.epics()).filter((candidate) => candidate.title.trim().toLowerCase() === wanted.toLowerCase());
-          if (matches.length === 0) problems.push(`no epic titled "${wanted}" (from branch ${ctx.branch}): create it or pass --epic ID`);
-          else if (matches.length > 1) problems.push(`several epics are titled "${wanted}": ${matches.map((m) => m.id).join(', ')}; pass --epic ID`);
-          else epic = matches[0];
-        }
+        const found = await findEpic(bd, { epic: ctx.config.epic, branch: ctx.branch });
+        epic = found.epic;
+        if (found.problem) problems.push(found.problem);
         if (epic) {
           await list();
-          const clarify = state.children.find((child) => CLARIFY.test(child.title));
-          if (!clarify) problems.push(`epic ${epic.id} has no clarify phase (a child titled "[sp:NN-clarify] …"): run the clarify phase first`);
-          else if (!isClosed(clarify)) problems.push(`clarify phase ${clarify.id} "${clarify.title}" is ${clarify.status}, not closed: finish /sp:clarify before starting ralph`);
+          const problem = clarifyProblem(epic, state.children);
+          if (problem) problems.push(problem);
         }
       } catch (error) {
         problems.push(errorMessage(error));
