@@ -137,8 +137,10 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
       const runningSeat = seat;
       const transcript = newTranscript();
       let pgid: number | undefined;
-      // The agent's end is recorded even after ralph's death: the next start tells its work from the user's later changes.
-      const endFile = agentEndFile(ctx.root);
+      // The end of an agent working in the repository itself is recorded even after ralph's death: the next
+      // start tells its work from the user's later changes. (A worker's agent works in its worktree: its end
+      // says nothing of the repository's own changes, which a landing under way may be making.)
+      const endFile = ctx.cwd === ctx.root ? agentEndFile(ctx.root) : undefined;
       const process = await runProcess(commandFor(seat), {
         cwd: ctx.cwd,
         baseEnv: deps.env,
