@@ -13,7 +13,7 @@ import { formatDuration } from '../duration.ts';
 import type { UsageWait } from './usage-wait.ts';
 import { backoffDelays, retry } from '../retry.ts';
 import { runProcess, type Command, type ProcessResult } from '../process/runner.ts';
-import { clearAgent, recordAgent } from '../process/agent-pid.ts';
+import { agentEndFile, clearAgent, recordAgent } from '../process/agent-pid.ts';
 import { reached } from '../recovery/crash-points.ts';
 import { seatCommand, type AgentRoster, type Seat } from './agent-roster.ts';
 import type { Redactor } from '../redact/index.ts';
@@ -137,6 +137,10 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
       const runningSeat = seat;
       const transcript = newTranscript();
       let pgid: number | undefined;
+      // The end of an agent working in the repository itself is recorded even after ralph's death: the next
+      // start tells its work from the user's later changes. (A worker's agent works in its worktree: its end
+      // says nothing of the repository's own changes, which a landing under way may be making.)
+      const endFile = ctx.cwd === ctx.root ? agentEndFile(ctx.root) : undefined;
       const process = await runProcess(commandFor(seat), {
         cwd: ctx.cwd,
         baseEnv: deps.env,
@@ -146,9 +150,10 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
         signal: ctx.signal,
         stdoutLog: `${ctx.logBase}.jsonl`,
         stderrLog: `${ctx.logBase}.stderr.log`,
+        endFile,
         onSpawn: (pid) => {
           pgid = pid;
-          recordAgent(ctx.root, pid);
+          recordAgent(ctx.root, pid, endFile);
           reached('agent_started', { iteration });
         },
         redactor: ctx.redactor,
@@ -168,7 +173,7 @@ export async function runAgent(ctx: AgentRunContext, iteration: number, prompt: 
           return decisive;
         },
       });
-      if (pgid !== undefined) clearAgent(ctx.root, pgid);
+      clearAgent(ctx.root, pgid, endFile);
       // A log that could not be written (a full disk) ends the run: nothing of the iteration can be kept.
       if (process.logError) throw fileSystemError(process.logError) ?? new RalphError(`cannot write the agent's log: ${process.logError.message}`);
       costUsd += transcript.costUsd;

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { quietEnv, type Git } from '../repo/git.ts';
 import { ClaimLostError, RalphError } from '../errors.ts';
+import { RELEASE_NOW_MS } from '../process/cleanup.ts';
 import { parsePushOutcome } from './push-outcome.ts';
 import type { RemoteGit } from './remote-git.ts';
 import type { Claim } from './types.ts';
@@ -79,8 +80,6 @@ export interface ClaimOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Longest a forced exit waits for its claims' release: the user asked to stop now. */
-export const RELEASE_NOW_MS = 3_000;
 
 export class RemoteClaims {
   readonly prefix: string;

@@ -1,7 +1,9 @@
 // `.ralph/agents/<pgid>`: the process groups of the agents a run has going (one per worker). A run killed
 // with SIGKILL cannot stop its agents, which would go on editing the repository beside the next run's;
-// the next run reads these files after taking the lock and ends those groups first.
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// the next run reads these files after taking the lock and ends those groups first. Each names the record
+// of its agent's end (`end-…`, written by ./end-watch.ts when the agent ends, whoever its parent is then):
+// the next run learns from it when an orphaned agent stopped writing.
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../repo/private-files.ts';
 import { groupAlive, stopTree } from './process-tree.ts';
@@ -20,77 +22,140 @@ function startTime(pid: number): string | undefined {
   }
 }
 
-/** Notes the agent group just spawned (its leader's PID is the group id). */
-export function recordAgent(root: string, pgid: number): void {
+let ends = 0;
+
+/** Where the end of the agent about to start is to be recorded (runProcess's `endFile`); its folder made. */
+export function agentEndFile(root: string): string {
   try {
     mkdirSync(path.join(root, AGENTS_DIR), { recursive: true, mode: PRIVATE_DIR });
-    writeFileSync(path.join(root, AGENTS_DIR, String(pgid)), `${pgid} ${startTime(pgid) ?? '?'}\n`, { mode: PRIVATE_FILE });
+  } catch {
+    // bookkeeping only: without the folder the record is not written, and the next start does without it
+  }
+  ends += 1;
+  return path.join(root, AGENTS_DIR, `end-${process.pid}-${ends}`);
+}
+
+/** Notes the agent group just spawned (its leader's PID is the group id), with the file its end goes to. */
+export function recordAgent(root: string, pgid: number, endFile?: string): void {
+  try {
+    mkdirSync(path.join(root, AGENTS_DIR), { recursive: true, mode: PRIVATE_DIR });
+    const end = endFile ? ` ${path.basename(endFile)}` : '';
+    writeFileSync(path.join(root, AGENTS_DIR, String(pgid)), `${pgid} ${startTime(pgid) ?? '?'}${end}\n`, { mode: PRIVATE_FILE });
   } catch {
     // bookkeeping only: the run goes on without it
   }
 }
 
-/** Forgets an agent group that has ended. */
-export function clearAgent(root: string, pgid: number): void {
-  rmSync(path.join(root, AGENTS_DIR, String(pgid)), { force: true });
+/** Forgets an agent group that has ended, and the record of its end. */
+export function clearAgent(root: string, pgid: number | undefined, endFile?: string): void {
+  if (pgid !== undefined) rmSync(path.join(root, AGENTS_DIR, String(pgid)), { force: true });
+  if (endFile) rmSync(endFile, { force: true });
+}
+
+/** One agent group a run recorded: its id, its leader's start time, the file its end goes to. */
+interface Recorded {
+  file: string;
+  pgid: number;
+  started: string;
+  endFile?: string;
 }
 
 /** Every agent group the files under .ralph/ name, with the start time recorded for its leader. */
-function recorded(root: string): Array<{ file: string; text: string }> {
-  const found: Array<{ file: string; text: string }> = [];
+function recorded(root: string): Recorded[] {
+  const found: Recorded[] = [];
   const read = (file: string): void => {
+    let text: string;
     try {
-      found.push({ file, text: readFileSync(file, 'utf8') });
+      text = readFileSync(file, 'utf8');
     } catch {
-      // gone meanwhile
+      return; // gone meanwhile
     }
+    const [pgidText, started = '?', end] = text.trim().split(' ');
+    const pgid = Number(pgidText);
+    if (!Number.isInteger(pgid) || pgid <= 1) return void found.push({ file, pgid: 0, started });
+    found.push({ file, pgid, started, ...(end && /^end-[\d-]+$/.test(end) ? { endFile: path.join(root, AGENTS_DIR, end) } : {}) });
   };
   read(path.join(root, LEGACY_FILE));
-  let names: string[] = [];
-  try {
-    names = readdirSync(path.join(root, AGENTS_DIR));
-  } catch {
-    // none recorded
-  }
-  for (const name of names) if (/^\d+$/.test(name)) read(path.join(root, AGENTS_DIR, name));
+  for (const name of names(root)) if (/^\d+$/.test(name)) read(path.join(root, AGENTS_DIR, name));
   return found;
 }
 
-/** Ends one recorded group: SIGTERM, then SIGKILL after `graceMs`; false when it was gone or a reused PID. */
-async function stopGroup(text: string, graceMs: number): Promise<number | undefined> {
-  const [pgidText, started] = text.trim().split(' ');
-  const pgid = Number(pgidText);
-  if (!Number.isInteger(pgid) || pgid <= 1 || !groupAlive(pgid)) return undefined;
-  const leader = startTime(pgid);
-  if (leader !== undefined && started !== '?' && leader !== started) return undefined;
-  await stopTree(pgid, [], graceMs);
-  return pgid;
+function names(root: string): string[] {
+  try {
+    return readdirSync(path.join(root, AGENTS_DIR));
+  } catch {
+    return []; // none recorded
+  }
+}
+
+/** Whether the recorded group still runs: a leader alive with another start time is a reused PID, not ours. */
+function running(agent: Recorded): boolean {
+  if (agent.pgid <= 1 || !groupAlive(agent.pgid)) return false;
+  const leader = startTime(agent.pgid);
+  return leader === undefined || agent.started === '?' || leader === agent.started;
+}
+
+/** When the agent's last process ended, as its record's ctime says (ns, the clock of the files' ctimes). */
+function endedAt(agent: Recorded): bigint | undefined {
+  if (!agent.endFile) return undefined;
+  try {
+    return statSync(agent.endFile, { bigint: true }).ctimeNs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * When the agents a dead run left stopped writing (ns since the epoch), from each one's end: the latest of
+ * them; unknown (undefined) when there were none recorded or one has no end (no record, unreadable).
+ */
+export function agentsEnd(ends: ReadonlyArray<bigint | undefined>): bigint | undefined {
+  if (ends.length === 0 || ends.includes(undefined)) return undefined;
+  return (ends as bigint[]).reduce((latest, end) => (end > latest ? end : latest));
+}
+
+/** Now on the files' clock, rounded up: an agent stopped now wrote nothing later. */
+const nowNs = (): bigint => BigInt(Date.now() + 1) * 1_000_000n;
+
+/** What stopOrphanedAgent() did: a warning when it stopped something, and when the dead run's agents ended. */
+export interface OrphansStopped {
+  message?: string;
+  /** See agentsEnd(); an agent stopped here ended now. */
+  endedNs?: bigint;
 }
 
 /**
  * Ends the agent groups an earlier, killed run left behind (call with the lock held): SIGTERM, then SIGKILL
  * after `graceMs`, all at once. A group whose leader is alive with another start time is a reused PID and
- * is left alone. Returns a warning when it stopped something.
+ * is left alone. Says when it stopped something, and when those agents ended.
  */
-export async function stopOrphanedAgent(root: string, graceMs: number): Promise<string | undefined> {
-  const files = recorded(root);
-  for (const { file } of files) rmSync(file, { force: true });
-  const stopped = (await Promise.all(files.map(({ text }) => stopGroup(text, graceMs)))).filter((pgid): pgid is number => pgid !== undefined);
-  if (stopped.length === 0) return undefined;
-  return stopped.length === 1
-    ? `stopped the agent (process group ${stopped[0]}) that a killed earlier run left running`
-    : `stopped ${stopped.length} agents (process groups ${stopped.join(', ')}) that a killed earlier run left running`;
+export async function stopOrphanedAgent(root: string, graceMs: number): Promise<OrphansStopped> {
+  const agents = recorded(root);
+  const ends = agents.map(endedAt);
+  for (const { file } of agents) rmSync(file, { force: true });
+  for (const name of names(root)) if (name.startsWith('end-')) rmSync(path.join(root, AGENTS_DIR, name), { force: true });
+  const stopped = await Promise.all(agents.map(async (agent) => (running(agent) ? (await stopTree(agent.pgid, [], graceMs), agent.pgid) : undefined)));
+  const now = nowNs();
+  const endedNs = agentsEnd(agents.map((agent, index) => (stopped[index] !== undefined ? now : ends[index])));
+  const pgids = stopped.filter((pgid): pgid is number => pgid !== undefined);
+  const message =
+    pgids.length === 0
+      ? undefined
+      : pgids.length === 1
+        ? `stopped the agent (process group ${pgids[0]}) that a killed earlier run left running`
+        : `stopped ${pgids.length} agents (process groups ${pgids.join(', ')}) that a killed earlier run left running`;
+  return { ...(message ? { message } : {}), ...(endedNs === undefined ? {} : { endedNs }) };
 }
 
 /** The recorded agent groups still alive (read only: what a run would stop; for the dry run). */
 export function recordedAgentsAlive(root: string): number[] {
   return recorded(root)
-    .map(({ text }) => text.trim().split(' '))
-    .filter(([pgid, started]) => {
-      const id = Number(pgid);
-      if (!Number.isInteger(id) || id <= 1 || !groupAlive(id)) return false;
-      const leader = startTime(id);
-      return leader === undefined || started === '?' || leader === started;
-    })
-    .map(([pgid]) => Number(pgid));
+    .filter(running)
+    .map((agent) => agent.pgid);
+}
+
+/** When the recorded agents ended, read only (one still running: now, as the run would stop it); see agentsEnd(). */
+export function recordedAgentsEnd(root: string): bigint | undefined {
+  const now = nowNs();
+  return agentsEnd(recorded(root).map((agent) => (running(agent) ? now : endedAt(agent))));
 }

@@ -4,6 +4,7 @@ import type { Redactor } from '../redact/index.ts';
 import { LineSplitter, LONG_LINE_BYTES } from './line-splitter.ts';
 import { CappedLog, closeLog, openLog } from './capped-log.ts';
 import { openChannel, PooledLog, type OutputChannel } from './output.ts';
+import { startEndWatch } from './end-watch.ts';
 import { groupTree, processAlive, signalTree, stopTree } from './process-tree.ts';
 
 /** An external command described as data; never a shell string. */
@@ -37,6 +38,8 @@ export interface RunOptions {
   onSpawn?: (pid: number) => void;
   /** Secrets are replaced in both streams before they reach the logs, the lines and the stderr tail. */
   redactor?: Redactor;
+  /** Created when the child's last process has ended, even after ralph's death (see end-watch.ts). */
+  endFile?: string;
 }
 
 export type EndReason = 'exit' | 'timeout' | 'idle' | 'aborted' | 'spawn_error' | 'log_error';
@@ -166,18 +169,20 @@ export async function runProcess(command: Command, options: RunOptions): Promise
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
 
+    const watch = options.endFile ? startEndWatch(options.endFile) : undefined;
     let child: ReturnType<typeof spawn> | undefined;
     try {
       child = spawn(command.bin, command.args, {
         cwd: options.cwd,
         env,
         detached: true,
-        stdio: [command.stdin === undefined ? 'ignore' : 'pipe', out.channel.stdio, err.channel.stdio],
+        stdio: [command.stdin === undefined ? 'ignore' : 'pipe', out.channel.stdio, err.channel.stdio, ...(watch ? [watch.end] : [])],
       });
     } finally {
       // ralph's copies of the child's ends are closed (or its pipes read) whatever spawn did.
       out.channel.attach(child?.stdout);
       err.channel.attach(child?.stderr);
+      watch?.release();
     }
     const pgid = child.pid;
     const known: number[] = [];
@@ -217,6 +222,8 @@ export async function runProcess(command: Command, options: RunOptions): Promise
       options.signal.removeEventListener('abort', onAbort);
       // Whatever the agent left running in its group (or escaped from it) goes with it.
       if (pgid !== undefined) await stopTree(pgid, known, options.graceMs);
+      // ralph saw the end itself: the watcher (kept alive only by a process that escaped the group) goes.
+      await watch?.stop();
       for (const timer of timers) clearTimeout(timer);
       if (pgid !== undefined) active.delete(pgid);
       out.channel.destroy();

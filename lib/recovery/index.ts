@@ -4,6 +4,8 @@
 // the uncommitted paths that were its work and not the user's, the tasks its source still shows in an
 // iteration, the workers' worktrees. It returns what it settled as data; --dry-run prints the same list
 // from planRecovery() without acting.
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import { listPaths, type CommitGuard } from '../repo/commit-set.ts';
 import { isRalphFile } from '../repo/paths.ts';
 import type { GateResult } from '../gates.ts';
@@ -30,31 +32,61 @@ export interface Evidence {
   userPaths: string[];
   /** Uncommitted paths the run that died left (its agents' work, not the user's): they go with the task's work. */
   leftovers: string[];
+  /** Of the user's paths, those changed after the dead run's agents had ended (see AgentsEnd). */
+  later?: string[];
+}
+
+/**
+ * When the agents a killed run left ended (lib/process/agent-pid.ts, ns since the epoch) against when each
+ * path last changed: its ctime, which the kernel sets from the same clock at each change and nobody sets back
+ * (`touch -d`, `tar x` and `cp -p` set the mtime), so the agent's last change is never later than its end.
+ */
+export interface AgentsEnd {
+  endedNs: bigint;
+  /** The path's ctime (a deleted path: its nearest folder's, which its deletion changed), or undefined: unknown. */
+  changedNs: (file: string) => bigint | undefined;
+}
+
+/** A path's ctime in ns, or for a path that is gone, its nearest existing folder's. */
+export function changedNs(root: string, file: string): bigint | undefined {
+  for (let at = file; ; at = path.dirname(at)) {
+    try {
+      return statSync(path.join(root, at), { bigint: true }).ctimeNs;
+    } catch {
+      if (at === '.' || at === path.dirname(at)) return undefined;
+    }
+  }
 }
 
 /** Reads the evidence a dead run left against the work tree now (pure but for the reads). */
-export async function readEvidence(root: string, git: Git, stateFiles: readonly string[]): Promise<Evidence> {
+export async function readEvidence(root: string, git: Git, stateFiles: readonly string[], endedNs?: bigint): Promise<Evidence> {
   const previous = readJournal(root);
   const changed = (await git.state()).changed.filter((file) => !isRalphFile(file));
-  return splitChanged(changed, previous, stateFiles, (file) => hashPath(root, file));
+  const end = endedNs === undefined ? undefined : { endedNs, changedNs: (file: string) => changedNs(root, file) };
+  return splitChanged(changed, previous, stateFiles, (file) => hashPath(root, file), end);
 }
 
 /**
  * The split itself: a path the dead run's journal names as the user's stays theirs. A run that died (no end
- * recorded) may have an agent that wrote on after it: any other path is its work. A run that ended through
- * its door recorded its work then: only those paths, with the content they had, are its work; the rest
- * changed since, the user's.
+ * recorded) may have an agent that wrote on after it: any other path is its work, but one changed after
+ * its agents had ended (`end`, when that is known): that is the user's, since. A run that ended through its
+ * door recorded its work then: only those paths, with the content they had, are its work; the rest changed
+ * since, the user's.
  */
-export function splitChanged(changed: readonly string[], previous: JournalData | undefined, stateFiles: readonly string[], hash: (file: string) => string | null = () => null): Evidence {
+export function splitChanged(changed: readonly string[], previous: JournalData | undefined, stateFiles: readonly string[], hash: (file: string) => string | null = () => null, end?: AgentsEnd): Evidence {
   if (!previous) return { userPaths: [...changed], leftovers: [] };
   const theirs = new Set(Object.keys(previous.userPaths));
   const ended = previous.ended?.work;
-  const runs = (file: string): boolean => ended === undefined || (file in ended && ended[file] === hash(file));
+  // A tie goes to the agent: its last change is at or before its end on the same clock; a person is later.
+  const isLater = (file: string): boolean => ended === undefined && end !== undefined && (end.changedNs(file) ?? end.endedNs) > end.endedNs;
+  const later = changed.filter((file) => !theirs.has(file) && !matchesAny(file, stateFiles) && isLater(file));
+  const runs = (file: string): boolean => (ended === undefined ? !later.includes(file) : file in ended && ended[file] === hash(file));
   return {
     previous,
     // The task state aside: ralph commits it with the task state (unless it was the user's before).
     userPaths: changed.filter((file) => theirs.has(file) || (!matchesAny(file, stateFiles) && !runs(file))),
     leftovers: changed.filter((file) => !theirs.has(file) && !matchesAny(file, stateFiles) && runs(file)),
+    ...(later.length > 0 ? { later } : {}),
   };
 }
 
@@ -64,8 +96,8 @@ export interface RecoveryContext {
   git: Git;
   source: TaskSource;
   maxIterations: number;
-  /** Ends the agent groups a killed run left running (lib/process/agent-pid.ts). */
-  stopOrphans: () => Promise<string | undefined>;
+  /** Ends the agent groups a killed run left running, and says when its agents ended (lib/process/agent-pid.ts). */
+  stopOrphans: () => Promise<{ message?: string; endedNs?: bigint }>;
   /** The guard of this run's commits, made once the user's paths are known. */
   makeGuard: (userPaths: readonly string[]) => CommitGuard;
   /** The run's gates, in the repository. */
@@ -96,8 +128,8 @@ export interface Recovery {
 export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   const settled: Settled[] = [];
   // An agent still running would go on editing the tree: stopped before anything is read.
-  const orphan = await ctx.stopOrphans();
-  if (orphan) settled.push({ kind: 'agent', message: orphan });
+  const orphans = await ctx.stopOrphans();
+  if (orphans.message) settled.push({ kind: 'agent', message: orphans.message });
   // What a process killed mid-write leaves: git's lock files (git refuses to work past them), ralph's temp files.
   const locks = await removeDeadGitLocks(ctx.git);
   if (locks.length > 0) settled.push({ kind: 'leftovers', message: `removed the lock files a git killed mid-command left (${listPaths(locks)}): no process holds them` });
@@ -105,7 +137,7 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   const temps = removeDeadTemps(ctx.root, (await ctx.git.state()).changed);
   if (temps.length > 0) settled.push({ kind: 'leftovers', message: `removed the half-written temp files a killed run left (${listPaths(temps)})` });
   const stateFiles = ctx.source.workers.stateFiles();
-  const evidence = await readEvidence(ctx.root, ctx.git, stateFiles);
+  const evidence = await readEvidence(ctx.root, ctx.git, stateFiles, orphans.endedNs);
   const guard = ctx.makeGuard(evidence.userPaths);
   ctx.notes?.(evidence);
   const previous = evidence.previous;
@@ -117,6 +149,7 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   journal.listen();
   const changedMeanwhile = evidence.userPaths.filter((file) => previous?.userPaths[file] !== undefined && hashPath(ctx.root, file) !== previous.userPaths[file]);
   if (changedMeanwhile.length > 0) settled.push({ kind: 'leftovers', message: `yours from before the run and changed since it began (${listPaths(changedMeanwhile)}): still yours, left out of ralph's commits` });
+  if (evidence.later) settled.push({ kind: 'leftovers', message: `changed after the agent of the run that died had ended (${count(evidence.later)}: ${listPaths(evidence.later)}): yours, left out of ralph's commits` });
   // A run forced to exit (a second Ctrl+C) wrote its end at once: what it left is what the user chose to stop.
   const forced = forcedByUser(previous?.ended);
   if (evidence.leftovers.length > 0) {

@@ -4,10 +4,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { listPaths } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
-import { recordedAgentsAlive } from '../process/agent-pid.ts';
+import { recordedAgentsAlive, recordedAgentsEnd } from '../process/agent-pid.ts';
 import type { Snapshot, TaskSource } from '../sources/types.ts';
 import { mergedSince, readEvidence } from './index.ts';
-import { stepAtLeast, type InFlight } from './journal.ts';
+import { forcedByUser, stepAtLeast, type InFlight } from './journal.ts';
 
 export interface RecoveryPlan {
   /** One line per thing a real run would settle first. */
@@ -21,8 +21,10 @@ export async function planRecovery(root: string, git: Git, source: TaskSource, r
   const lines: string[] = [];
   const agents = recordedAgentsAlive(root);
   if (agents.length > 0) lines.push(`stop ${agents.length === 1 ? 'the agent' : `${agents.length} agents`} (process group ${agents.join(', ')}) a killed run left running`);
-  const evidence = await readEvidence(root, git, source.workers.stateFiles());
-  if (evidence.leftovers.length > 0) lines.push(`${listPaths(evidence.leftovers)}: the work of the run that died, not yours: it goes with its task's work`);
+  const evidence = await readEvidence(root, git, source.workers.stateFiles(), recordedAgentsEnd(root));
+  if (evidence.later) lines.push(`${listPaths(evidence.later)}: changed after the agent of the run that died had ended: yours, left out of ralph's commits`);
+  const who = forcedByUser(evidence.previous?.ended) ? 'the run forced to exit (a second Ctrl+C)' : 'the run that died';
+  if (evidence.leftovers.length > 0) lines.push(`${listPaths(evidence.leftovers)}: the work of ${who}, not yours: it goes with its task's work`);
   const inflight = evidence.previous?.inflight ?? [];
   // The source is read only when there is something to judge (beads: each read is a bd process).
   const done = new Set(inflight.length > 0 ? (await source.snapshot()).done.map((task) => task.id) : []);

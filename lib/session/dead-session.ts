@@ -115,10 +115,11 @@ export function recordDeadSessionEnd(root: string, dead: DeadSession, summary: R
   writeFileAtomic(statusPath(root), `${JSON.stringify(status, null, 2)}\n`, { mode: PRIVATE_FILE });
 }
 
-/** What a dry run says of it: one `would recover:` line, or none. */
-export function describeDeadSession(root: string): string | undefined {
+/** What a dry run says of it: one `would recover:` line, or none; said as closeDeadSession() will say it. */
+export function describeDeadSession(root: string, forced?: Forced): string | undefined {
   const dead = findDeadSession(root);
-  return dead && `session ${dead.status.sessionId} (PID ${dead.status.pid}) died without ending after its last event at ${dead.lastAt}: record its end (interrupted, exit ${DIED_EXIT_CODE}) and write its report`;
+  const how = forced ? 'was forced to exit (a second Ctrl+C)' : 'died without ending';
+  return dead && `session ${dead.status.sessionId} (PID ${dead.status.pid}) ${how} after its last event at ${dead.lastAt}: record its end (interrupted, exit ${forced?.exitCode ?? DIED_EXIT_CODE}) and write its report`;
 }
 
 /**

@@ -3,7 +3,7 @@
 import { unexpectedError } from './unexpected.ts';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { onForcedExit } from '../process/cleanup.ts';
+import { onForcedExit, RELEASE_NOW_MS } from '../process/cleanup.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
@@ -132,6 +132,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
       forcedEnd?.(exitCode);
       held.releaseSync();
       releaseClaimsNow?.();
+      // beads: the claims its workers hold in bd, as the normal end gives them back (bounded the same way).
+      source.releaseNow?.(RELEASE_NOW_MS);
     });
     // `ralph stop` and `ralph pause` from another terminal, addressed to this lock.
     const control = createControl({ root, target: { pid: held.info.pid, startedAt: held.info.startedAt }, bus, deps, signal });

@@ -14,6 +14,7 @@ import { describeWaiting } from '../questions/index.ts';
 import type { RemotePlan } from './plan-remote.ts';
 import { firstTasks } from './loop-end.ts';
 import { planRecovery } from '../recovery/plan.ts';
+import { forcedByUser, readJournal } from '../recovery/journal.ts';
 
 /** --dry-run: every check, and what a real run would do; nothing is locked, run or written. */
 export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps): Promise<number> {
@@ -39,7 +40,9 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       const recovery = lock.held ? { lines: [] as string[], snapshot: undefined } : await planRecovery(root, prepared.git, source, prepared.remote !== undefined);
       // The session a dead run left without an end (lib/session/dead-session.ts).
       if (!lock.held) {
-        const died = (await import('./dead-session.ts')).describeDeadSession(root);
+        // A run forced to exit (a second Ctrl+C) wrote its code in its journal: said as the run will say it.
+        const ended = readJournal(root)?.ended;
+        const died = (await import('./dead-session.ts')).describeDeadSession(root, forcedByUser(ended) ? { exitCode: ended!.exitCode! } : undefined);
         if (died) recovery.lines.push(died);
       }
       // --remote: what the other hosts hold now is not this host's to start; the claims a dead run of this

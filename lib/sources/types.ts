@@ -199,6 +199,11 @@ export interface TaskSource {
    * shared task database (beads: its workers' claims); returns what to tell the user.
    */
   release?(): Promise<string[]>;
+  /**
+   * A forced exit (a second Ctrl+C), its agents killed: what release() gives back, given back at once,
+   * synchronously, within `timeoutMs` in all; nothing said, nothing thrown (what is left, the next start takes back).
+   */
+  releaseNow?(timeoutMs: number): void;
   snapshot(purpose?: SnapshotPurpose): Promise<Snapshot>;
   /** The prompt for one iteration. */
   prompt(task: Task, info: IterationInfo): Promise<string>;

@@ -1,6 +1,6 @@
 // A run that died (kill -9, Ctrl+C) and the next start: recovery settles what it left (lib/recovery/).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, prdHistory, prdProject, prdStories, report } from './projects.ts';
@@ -11,7 +11,7 @@ let sandbox: Sandbox;
 afterEach(() => sandbox?.cleanup());
 
 describe('kill -9 of ralph while its agent works, the orphaned agent finishing its story', () => {
-  it('the restart adopts the story: gates, its own commit with the work and the state, its history record; nothing counted as yours', async () => {
+  it("the restart adopts the story: gates, its own commit with the work and the state, its history record; a file the user wrote after the orphan ended stays theirs, uncommitted", async () => {
     sandbox = makeSandbox();
     prdProject(sandbox, prdStories(2));
     const release = path.join(sandbox.root, 'release');
@@ -27,10 +27,19 @@ describe('kill -9 of ralph while its agent works, the orphaned agent finishing i
     await first.done;
     writeFileSync(release, '');
     await waitFor(() => existsSync(path.join(sandbox.repo, 'work-US_001.txt')) && prdState(sandbox)[0]!.passes === true, 30_000, 'the orphan to finish');
+    // The orphan's end recorded (with no ralph left to see it), the user writes a file of their own, later.
+    const agents = path.join(sandbox.repo, '.ralph', 'agents');
+    const endRecord = (): string | undefined => readdirSync(agents).find((name) => name.startsWith('end-'));
+    await waitFor(() => endRecord() !== undefined, 30_000, "the orphan's end to be recorded");
+    const ended = statSync(path.join(agents, endRecord()!)).ctimeMs;
+    await waitFor(() => Date.now() > ended + 20, 1_000, 'a later clock tick');
+    writeFileSync(path.join(sandbox.repo, 'notes.txt'), 'mine, after the crash\n');
+    const dry = await startNode(sandbox, ['--dry-run', ...FAST]).done;
+    expect(dry.stdout).toMatch(/would recover: notes\.txt: changed after the agent of the run that died had ended: yours, left out of ralph's commits/);
 
     const rerun = await startNode(sandbox, ['--json', ...FAST]).done;
     expect(rerun.code, rerun.stderr).toBe(0);
-    expect(rerun.stderr).not.toMatch(/stay yours/);
+    expect(rerun.stderr).toMatch(/changed after the agent of the run that died had ended \(1 path: notes\.txt\): yours, left out of ralph's commits/);
     expect(rerun.stderr).toMatch(/uncommitted work the run that died left \(1 path: work-US_001\.txt\) is its agents' work, not yours/);
     expect(rerun.stderr).toMatch(/iteration 1 \(US-001\): the run died before judging it; US-001 showed done, so its work \(1 path: work-US_001\.txt\) was judged now: the gates passed; adopted and committed as [0-9a-f]{12}/);
     // Each story once, in the commit that marks it done, with its work; a clean tree; a record per story.
@@ -40,7 +49,9 @@ describe('kill -9 of ralph while its agent works, the orphaned agent finishing i
       ['US-002', ['work-US_002.txt']],
     ]);
     for (const commit of commits) expect(commit.files).toContain('prd.json');
-    expect(gitText(sandbox, ['status', '--porcelain'])).toBe('');
+    expect(gitText(sandbox, ['log', '--format=%H', '--', 'notes.txt'])).toBe('');
+    expect(gitText(sandbox, ['status', '--porcelain'])).toBe('?? notes.txt\n');
+    expect(readFileSync(path.join(sandbox.repo, 'notes.txt'), 'utf8')).toBe('mine, after the crash\n');
     expect(prdState(sandbox).map((story) => [story.passes, story.status])).toEqual([
       [true, 'completed'],
       [true, 'completed'],

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentPids, FAST, makeSandbox, pidAlive, runRalph, signalRalph, startRalph, waitFor, type Sandbox } from './helpers.ts';
+import { agentCalls, agentPids, FAST, makeSandbox, pidAlive, readBeads, runRalph, scenario, seedBeads, signalRalph, standardEpic, startRalph, waitFor, type Sandbox } from './helpers.ts';
 import { prdHistory, prdProject, prdStories, report } from './projects.ts';
 
 let sandbox: Sandbox | undefined;
@@ -38,6 +38,11 @@ describe('a forced exit (Ctrl+C twice)', () => {
     // The user changes a file of theirs after the forced exit, and adds one: theirs, not the killed run's work.
     writeFileSync(path.join(sandbox.repo, 'mine.md'), 'my own note\n');
     writeFileSync(path.join(sandbox.repo, 'work', 'US-001-notes.txt'), 'notes, edited by me\n');
+    // The dry run says what the run will say: a forced exit, not a death.
+    const dry = await runRalph(sandbox, ['--dry-run', ...FAST]);
+    expect(dry.stdout).toMatch(/^would recover: session \S+ \(PID \d+\) was forced to exit \(a second Ctrl\+C\) after its last event at \S+: record its end \(interrupted, exit 130\) and write its report$/m);
+    expect(dry.stdout).toMatch(/^would recover: work\/US-001\.txt: the work of the run forced to exit \(a second Ctrl\+C\), not yours/m);
+    expect(dry.stdout).not.toMatch(/died|run that died/);
     const again = await runRalph(sandbox, FAST);
     expect(again.code, again.stderr).toBe(0);
     // Put back as news (no `warning:`), not as a crash to look into.
@@ -59,5 +64,26 @@ describe('a forced exit (Ctrl+C twice)', () => {
     expect(git(sandbox, ['status', '--porcelain']).trim().split('\n').sort()).toEqual(['?? mine.md', '?? work/US-001-notes.txt']);
     expect(prdHistory(sandbox).map((record) => `${record.taskId} ${record.completionStatus}`)).toEqual(['US-001 interrupted', 'US-001 completed', 'US-002 completed']);
     expect(existsSync(path.join(sandbox.repo, '.ralph', 'journal.json')), 'no journal left').toBe(false);
+  });
+
+  it('beads, --parallel 2: the beads its workers held in bd are given back at once, as the normal end gives them back', async () => {
+    sandbox = makeSandbox();
+    const issues = standardEpic(2);
+    for (const issue of issues) if (issue.parent) issue.dependencies = [];
+    seedBeads(sandbox, issues);
+    sandbox.env.FAKE_BD_VERSION = '1.2';
+    // Both agents hang deaf to SIGTERM: the first Ctrl+C waits for them, the second forces.
+    scenario(sandbox, [{ hang: true, ignoreTerm: true }]);
+    const held = () => readBeads(sandbox!).filter((issue) => issue.status === 'in_progress').map((issue) => `${issue.id} ${issue.assignee}`);
+    const run = startRalph(sandbox, ['--parallel', '2', ...FAST, '--kill-grace', '30s']);
+    await waitFor(() => agentCalls(sandbox!).length === 2 && held().length === 2, 20_000, 'both workers to claim their bead and start');
+    expect(held().sort()).toEqual(['ws-9w6.2 ralph-w1', 'ws-9w6.3 ralph-w2']);
+    signalRalph(sandbox, 'SIGINT');
+    await waitFor(() => run.output().stderr.includes('SIGINT received: stopping (again to force)'), 20_000, 'ralph to take the first SIGINT');
+    signalRalph(sandbox, 'SIGINT');
+    const forced = await run.done;
+    expect(forced.code, forced.stderr).toBe(130);
+    expect(held(), 'no bead left claimed in bd').toEqual([]);
+    expect(readBeads(sandbox).filter((issue) => issue.parent).map((issue) => `${issue.id} ${issue.status ?? 'open'} ${issue.assignee ?? ''}`)).toEqual(['ws-9w6.1 closed ', 'ws-9w6.2 open ', 'ws-9w6.3 open ']);
   });
 });

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { RalphError } from '../../errors.ts';
 import type { Deps } from '../../deps.ts';
 
@@ -120,11 +121,25 @@ export class Bd {
     private readonly cwd: string,
   ) {}
 
-  private async run(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  private env(): NodeJS.ProcessEnv {
     // CLAUDE_CODE / BD_AGENT_MODE shrink bd's default limits; every call passes --limit 0 anyway.
     const env = { ...this.deps.env };
     delete env.BD_JSON_ENVELOPE;
-    return this.deps.exec('bd', [...args, '--json'], { cwd: this.cwd, env });
+    return env;
+  }
+
+  private async run(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    return this.deps.exec('bd', [...args, '--json'], { cwd: this.cwd, env: this.env() });
+  }
+
+  /** A forced exit's bd: synchronous, killed after `timeoutMs`; its stdout when it succeeded, else undefined. */
+  runNow(args: string[], timeoutMs: number): string | undefined {
+    try {
+      const result = spawnSync('bd', [...args, '--json'], { cwd: this.cwd, env: this.env(), timeout: Math.max(1, timeoutMs), killSignal: 'SIGKILL', encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      return result.status === 0 ? result.stdout : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** A read that lists issues. Warnings bd prints on stderr beside a success are ignored. */

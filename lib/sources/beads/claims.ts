@@ -4,8 +4,8 @@
 // left. A claim is given back as its holder (`--actor`): the lease line (beads 1.3) refuses a change of an
 // in_progress bead's status or assignee by anyone but its assignee, and every bd takes it from the holder.
 import { errorMessage } from '../../errors.ts';
-import type { Bd, BdIssue } from './bd.ts';
-import { releaseClaim } from './lease.ts';
+import { parseBdArray, type Bd, type BdIssue } from './bd.ts';
+import { releaseArgs, releaseClaim } from './lease.ts';
 import { parseActor } from './workers.ts';
 import { openBlockers } from './state.ts';
 import type { Snapshot, Task } from '../types.ts';
@@ -24,8 +24,40 @@ export function heldByRalph(issue: BdIssue, host: string | undefined): boolean {
 export async function giveBack(bd: Bd, issue: BdIssue, remote: boolean): Promise<string | undefined> {
   const holder = issue.assignee!;
   if (remote) return (await releaseClaim(bd, issue, holder)) ? undefined : `${holder} no longer holds it`;
-  const done = await bd.attempt(['update', issue.id, '--status', 'open', '--assignee', '', '--actor', holder]);
+  const done = await bd.attempt(giveBackArgs(issue.id, holder));
   return done.ok ? undefined : done.error;
+}
+
+/** The `bd update` of giveBack() on one machine: open again, unassigned, as its holder. */
+const giveBackArgs = (id: string, holder: string): string[] => ['update', id, '--status', 'open', '--assignee', '', '--actor', holder];
+
+/**
+ * A forced exit: of the beads this run's workers claimed (`held`: bead id → holder), those bd still shows
+ * in_progress under that holder, each with the `bd update` that gives it back (as giveBack() would). Pure.
+ */
+export function releasesNow(held: ReadonlyMap<string, string>, shown: readonly BdIssue[], remote: boolean): string[][] {
+  return shown.filter((issue) => issue.status === 'in_progress' && issue.assignee !== undefined && held.get(issue.id) === issue.assignee).map((issue) => (remote ? releaseArgs(issue.id, issue.assignee!) : giveBackArgs(issue.id, issue.assignee!)));
+}
+
+/**
+ * A forced exit (a second Ctrl+C): the beads this run's workers hold, given back at once, synchronously:
+ * `bd show` of them, then one `bd update` each still held, all within `timeoutMs` (`run` is bd, sync, with
+ * --json, bounded). What bd does not answer in time stays claimed for the next start to take back.
+ */
+export function releaseHeldNow(run: (args: string[], timeoutMs: number) => string | undefined, held: ReadonlyMap<string, string>, remote: boolean, timeoutMs: number): void {
+  if (held.size === 0) return;
+  const deadline = Date.now() + timeoutMs;
+  let shown: BdIssue[];
+  try {
+    shown = parseBdArray(run(['show', ...held.keys()], timeoutMs) ?? '', 'bd show');
+  } catch {
+    return;
+  }
+  for (const args of releasesNow(held, shown, remote)) {
+    const left = deadline - Date.now();
+    if (left <= 0) return;
+    run(args, left);
+  }
 }
 
 /**

@@ -81,9 +81,12 @@ export async function renewClaim(bd: Bd, id: string, actor: string, now: number,
   return { kind: 'lost', holder: issue?.assignee || 'nobody', status: issue ? issue.status : 'deleted' };
 }
 
+/** The `bd update` arguments of releaseClaim(). */
+export const releaseArgs = (id: string, holder: string): string[] => guarded(id, holder, ['--status', 'open', '--assignee', '']);
+
 /** Puts `issue` back to open, unassigned, only if `holder` still holds it; whether it did. */
 export async function releaseClaim(bd: Bd, issue: BdIssue, holder: string): Promise<boolean> {
-  return (await bd.attempt(guarded(issue.id, holder, ['--status', 'open', '--assignee', '']))).ok;
+  return (await bd.attempt(releaseArgs(issue.id, holder))).ok;
 }
 
 export interface Takeover {

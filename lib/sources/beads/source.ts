@@ -6,7 +6,7 @@ import { emptyState, isClosed, noteOutsideList, openBlockers, readyAgrees } from
 import { actorEnv, claimForWorker, createBeadsWorkers, workerActor, workerPrompt } from './workers.ts';
 import { expiredClaim, leaseOf, renewClaim, takeOver, TAKEOVER_SETTLE_MS } from './lease.ts';
 import { createClaimKeeper, type ClaimKeeper } from './keeper.ts';
-import { giveBackAfter, putBackOrphans, recoveryView, releaseAtEnd } from './claims.ts';
+import { giveBackAfter, putBackOrphans, recoveryView, releaseAtEnd, releaseHeldNow } from './claims.ts';
 import { fileQuestion, isHumanQuestion, syncQuestions } from './questions.ts';
 import { beadsDirOf, loopbackWarning, readBeadsSetup, remoteStateOf } from './remote.ts';
 import type { IterationInfo, SnapshotPurpose, SourceContext, Snapshot, Task, TaskSource } from '../types.ts';
@@ -14,10 +14,10 @@ import { readQuestions, questionsOf, type Question } from '../../questions/store
 
 export { isClosed } from './state.ts';
 export { beadBrief, epicTitleForBranch, featureNameFromBranch, withQuestionNotes, withReviewNotes } from './text.ts';
-import { beadBrief, epicTitleForBranch, withQuestionNotes, withReviewNotes } from './text.ts';
+import { beadBrief, withQuestionNotes, withReviewNotes } from './text.ts';
+import { clarifyProblem, findEpic } from './epic.ts';
 
 export const DEFAULT_BEADS_PROMPT = '/sp:next';
-const CLARIFY = /\[sp:\d+-clarify\]/i;
 
 function toTask(issue: BdIssue): Task {
   return { id: issue.id, title: issue.title, status: issue.status, priority: issue.priority, meta: { type: issue.issue_type, ...(issue.assignee ? { assignee: issue.assignee } : {}) } };
@@ -48,8 +48,8 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
   // a claim lives 5 minutes there). Made at the first claim, when bd's capabilities are known.
   let keeper: ClaimKeeper | undefined;
   let keeperMade = false;
-  // Whether this run claimed a bead for a worker: only then has it claims to give back at its end.
-  let claimed = false;
+  // The beads this run claimed for a worker, with the holder: only then has it claims to give back at its end.
+  const claims = new Map<string, string>();
   const makeKeeper = async (): Promise<ClaimKeeper | undefined> => {
     if (keeperMade) return keeper;
     keeperMade = true;
@@ -122,23 +122,13 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
           const warning = loopbackWarning(readBeadsSetup(beadsDirOf(ctx.root, ctx.deps.env), ctx.deps.env));
           if (warning) ctx.warn(warning);
         }
-        if (ctx.config.epic) {
-          epic = await bd.show(ctx.config.epic);
-          if (!epic) problems.push(`epic ${ctx.config.epic} (from --epic) does not exist in beads`);
-        } else if (!ctx.branch) {
-          problems.push('cannot name the epic: HEAD is detached; check out the feature branch or pass --epic ID');
-        } else {
-          const wanted = epicTitleForBranch(ctx.branch);
-          const matches = (await bd.epics()).filter((candidate) => candidate.title.trim().toLowerCase() === wanted.toLowerCase());
-          if (matches.length === 0) problems.push(`no epic titled "${wanted}" (from branch ${ctx.branch}): create it or pass --epic ID`);
-          else if (matches.length > 1) problems.push(`several epics are titled "${wanted}": ${matches.map((m) => m.id).join(', ')}; pass --epic ID`);
-          else epic = matches[0];
-        }
+        const found = await findEpic(bd, { epic: ctx.config.epic, branch: ctx.branch });
+        epic = found.epic;
+        if (found.problem) problems.push(found.problem);
         if (epic) {
           await list();
-          const clarify = state.children.find((child) => CLARIFY.test(child.title));
-          if (!clarify) problems.push(`epic ${epic.id} has no clarify phase (a child titled "[sp:NN-clarify] …"): run the clarify phase first`);
-          else if (!isClosed(clarify)) problems.push(`clarify phase ${clarify.id} "${clarify.title}" is ${clarify.status}, not closed: finish /sp:clarify before starting ralph`);
+          const problem = clarifyProblem(epic, state.children);
+          if (problem) problems.push(problem);
         }
       } catch (error) {
         problems.push(errorMessage(error));
@@ -166,9 +156,15 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
     // The end of every run: the beads this run's workers still hold go back to open (beads-claims.ts).
     async release() {
       keeper?.stop();
-      if (!claimed || !epic) return [];
+      if (claims.size === 0 || !epic) return [];
       await list();
       return releaseAtEnd(bd, state.children, host);
+    },
+
+    // A forced exit: the same at once, through a synchronous bd, each bead only while still its worker's.
+    releaseNow(timeoutMs: number) {
+      keeper?.stop();
+      releaseHeldNow((args, ms) => bd.runNow(args, ms), claims, host !== undefined, timeoutMs);
     },
 
     // A worker's agent runs as the worker's actor: the lease line lets only a claim's assignee close it.
@@ -183,7 +179,7 @@ export function createBeadsSource(ctx: SourceContext): TaskSource {
       if (worker !== undefined) {
         const renewing = await makeKeeper();
         renewing?.release(worker);
-        claimed = true;
+        claims.set(task.id, workerActor(worker, host));
         const holder = typeof task.meta?.heldBy === 'string' ? task.meta.heldBy : undefined;
         if (holder !== undefined && host !== undefined) {
           const { reclaim } = await bd.capabilities();

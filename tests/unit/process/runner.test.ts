@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -122,5 +122,19 @@ describe('runProcess', () => {
     expect(result.exitCode).toBe(0);
     expect(child).toBeGreaterThan(0);
     expect(alive(child)).toBe(false);
+  });
+
+  it('records the end of the agent when its last process is gone, its own exit code, signal and spawn error untouched', async () => {
+    const dir = temp();
+    const endFile = path.join(dir, 'end');
+    let during: boolean | undefined;
+    const result = await runProcess({ bin: 'sh', args: ['-c', 'echo started; sleep 0.1; exit 7'] }, options({ endFile, onLine: () => (during = existsSync(endFile)) }));
+    expect(result).toMatchObject({ exitCode: 7, signal: null, reason: 'exit' });
+    expect(during).toBe(false);
+    expect(existsSync(endFile)).toBe(true);
+    const killed = await runProcess({ bin: 'sh', args: ['-c', 'kill -9 $$'] }, options({ endFile: path.join(dir, 'end2') }));
+    expect(killed).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+    const missing = await runProcess({ bin: 'definitely-not-a-real-agent', args: [] }, options({ endFile: path.join(dir, 'end3') }));
+    expect(missing.reason).toBe('spawn_error');
   });
 });

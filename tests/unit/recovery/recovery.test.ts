@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CRASH_POINTS, parseCrashAt } from '../../../lib/recovery/crash-points.ts';
-import { splitChanged } from '../../../lib/recovery/index.ts';
+import { changedNs, splitChanged } from '../../../lib/recovery/index.ts';
+import { agentsEnd } from '../../../lib/process/agent-pid.ts';
 import { removeDeadSocketDirs, removeDeadTemps, tempWriter } from '../../../lib/recovery/leftover-locks.ts';
 import { forcedByUser, hashPath, Journal, JOURNAL_FILE, readJournal, stepAtLeast, type JournalData } from '../../../lib/recovery/journal.ts';
 
@@ -64,6 +65,49 @@ describe('splitChanged: the user’s paths against a dead run’s work', () => {
   });
   it('a user path no longer changed is simply gone from both', () => {
     expect(splitChanged([], journal({ 'mine.txt': null }), [])).toMatchObject({ userPaths: [], leftovers: [] });
+  });
+
+  describe('with the end of the agent the killed run left (its ctime against each path’s)', () => {
+    const end = 1_000n;
+    const ctimes: Record<string, bigint> = { 'work/agent.txt': 400n, 'work/tie.txt': 1_000n, 'notes.txt': 1_001n, 'work/both.txt': 5_000n, 'mine.txt': 9_000n, 'prd.json': 9_000n };
+    const since = { endedNs: end, changedNs: (file: string) => ctimes[file] };
+    const cases: Array<[string, string[], { userPaths: string[]; leftovers: string[]; later?: string[] }]> = [
+      ['written before the end: the agent’s; after it: the user’s, said', ['work/agent.txt', 'notes.txt'], { userPaths: ['notes.txt'], leftovers: ['work/agent.txt'], later: ['notes.txt'] }],
+      ['a tie goes to the agent (its last change is at or before its end, on the same clock)', ['work/tie.txt'], { userPaths: [], leftovers: ['work/tie.txt'] }],
+      ['the agent’s file the user edited after: the user’s, left out whole', ['work/both.txt'], { userPaths: ['work/both.txt'], leftovers: [], later: ['work/both.txt'] }],
+      ['no ctime known: the run’s, as without an end', ['work/unknown.txt'], { userPaths: [], leftovers: ['work/unknown.txt'] }],
+      ['the journal’s user paths stay theirs and the state files go with the task state, whatever their ctime', ['mine.txt', 'prd.json'], { userPaths: ['mine.txt'], leftovers: [] }],
+    ];
+    it.each(cases)('%s', (_name, changed, expected) => {
+      expect(splitChanged(changed, journal({ 'mine.txt': 'h' }), ['prd.json'], () => null, since)).toEqual({ previous: journal({ 'mine.txt': 'h' }), ...expected });
+    });
+    it('after a run that ended through its door the end recorded in its journal decides, not the agent’s', () => {
+      const ended = { ...journal({}), ended: { at: 't', work: { 'notes.txt': 'N' } } };
+      expect(splitChanged(['notes.txt'], ended, [], () => 'N', since)).toEqual({ previous: ended, userPaths: [], leftovers: ['notes.txt'] });
+    });
+  });
+});
+
+describe('agentsEnd: when a dead run’s agents stopped writing', () => {
+  it.each([
+    ['none recorded: unknown', [], undefined],
+    ['one without an end (no record, unreadable): unknown', [5n, undefined], undefined],
+    ['the latest of them', [5n, 9n, 7n], 9n],
+  ] as Array<[string, Array<bigint | undefined>, bigint | undefined]>)('%s', (_name, ends, expected) => {
+    expect(agentsEnd(ends)).toBe(expected);
+  });
+});
+
+describe('changedNs', () => {
+  it('a path’s ctime; a deleted one’s, its nearest folder’s', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'ralph-ctime-'));
+    mkdirSync(path.join(root, 'a'));
+    writeFileSync(path.join(root, 'a', 'x.txt'), 'x');
+    const folder = changedNs(root, 'a');
+    expect(changedNs(root, 'a/x.txt')).toBeTypeOf('bigint');
+    expect(changedNs(root, 'a/gone.txt')).toBe(folder);
+    expect(changedNs(root, 'b/c/gone.txt')).toBe(changedNs(root, '.'));
+    rmSync(root, { recursive: true, force: true });
   });
 });
 

@@ -68,6 +68,7 @@ describe('closeDeadSession', () => {
 describe('closeDeadSession after a forced exit (its journal wrote the code)', () => {
   it('said as a forced exit with its own code, not as a death', async () => {
     const dir = project('running', EARLIER + DEAD);
+    expect(describeDeadSession(dir, { exitCode: 130 })).toBe('session S2 (PID 4242) was forced to exit (a second Ctrl+C) after its last event at 2026-11-27T10:00:07.000Z: record its end (interrupted, exit 130) and write its report');
     const said = await closeDeadSession(dir, 'S3', async () => 1, (summary) => summary, Date.parse('2026-11-27T11:00:00Z'), { exitCode: 130 });
     expect(said).toMatch(/^the run before, session S2 \(PID 4242\), was forced to exit \(a second Ctrl\+C\) after its last event at 2026-11-27T10:00:07\.000Z \(2 iterations ended\): recorded as interrupted \(exit 130\); its report: .*S2\.md$/);
     expect(JSON.parse(readFileSync(path.join(dir, '.ralph', 'status.json'), 'utf8'))).toMatchObject({ state: 'finished', status: 'interrupted', exitCode: 130, message: 'forced to exit (a second Ctrl+C) after its last event at 2026-11-27T10:00:07.000Z; session S3 settled what it left' });

@@ -1,10 +1,11 @@
 // ralph's claims on the lease line (beads' main, 1.3) and on the bd versions before it: what bd can do is
 // read from `bd --help`, a worker's agent runs as its actor, renewals are bd heartbeats, a dead host's
 // expired lease is taken over by a reclaim scoped to it, and a run gives back what it holds.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Bd, bdUpgradeHint, parseBdHelp, type BdIssue } from '../../../../lib/sources/beads/bd.ts';
 import { createBeadsSource } from '../../../../lib/sources/beads/source.ts';
 import { expiredClaim, renewClaim } from '../../../../lib/sources/beads/lease.ts';
+import { releaseHeldNow, releasesNow } from '../../../../lib/sources/beads/claims.ts';
 import { answerText, isHumanQuestion, questionTitle } from '../../../../lib/sources/beads/questions.ts';
 import type { IterationResult } from '../../../../lib/sources/types.ts';
 import { FAKE_BD_VERSIONS, type FakeBdVersion, type SeedIssue } from '../../../fakes/bd-seed.ts';
@@ -37,6 +38,45 @@ describe('pure parts', () => {
     expect([isHumanQuestion({ labels: ['human'] }), isHumanQuestion({ labels: ['ui'] }), isHumanQuestion({})]).toEqual([true, false, false]);
   });
 
+  it('releasesNow: a forced exit gives back each bead bd still shows held by the worker this run claimed it for', () => {
+    const held = new Map([['a', 'ralph-w1'], ['b', 'ralph-w2'], ['c', 'ralph-w1'], ['d', 'ralph-h-w1']]);
+    const shown: BdIssue[] = [
+      { id: 'a', title: 'a', status: 'in_progress', priority: 2, assignee: 'ralph-w1' },
+      { id: 'b', title: 'b', status: 'in_progress', priority: 2, assignee: 'ralph-w3' },
+      { id: 'c', title: 'c', status: 'closed', priority: 2, assignee: 'ralph-w1' },
+      { id: 'd', title: 'd', status: 'in_progress', priority: 2, assignee: 'ralph-h-w1' },
+      { id: 'e', title: 'e', status: 'in_progress', priority: 2, assignee: 'ralph-w1' },
+    ];
+    expect(releasesNow(held, shown, false)).toEqual([
+      ['update', 'a', '--status', 'open', '--assignee', '', '--actor', 'ralph-w1'],
+      ['update', 'd', '--status', 'open', '--assignee', '', '--actor', 'ralph-h-w1'],
+    ]);
+    // --remote: only while the holder still holds it, by bd's compare-and-set claim.
+    expect(releasesNow(held, shown.slice(3, 4), true)).toEqual([['update', 'd', '--claim', '--actor', 'ralph-h-w1', '--status', 'open', '--assignee', '']]);
+  });
+
+  it('releaseHeldNow: bd show, then one update per bead still held, each given what is left of the time; none past it', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const held = new Map([['a', 'ralph-w1'], ['b', 'ralph-w2'], ['c', 'ralph-w3']]);
+      const shown = [...held].map(([id, holder]) => ({ id, title: id, status: 'in_progress', priority: 2, assignee: holder }));
+      const calls: Array<[string, number]> = [];
+      // Each bd call takes 40 ms of the 100 given.
+      releaseHeldNow((args, timeoutMs) => {
+        calls.push([args.slice(0, 2).join(' '), timeoutMs]);
+        vi.setSystemTime(Date.now() + 40);
+        return args[0] === 'show' ? JSON.stringify(shown) : '[]';
+      }, held, false, 100);
+      expect(calls).toEqual([['show a', 100], ['update a', 60], ['update b', 20]]);
+      // bd not answering the show: nothing more asked.
+      calls.length = 0;
+      releaseHeldNow((args, timeoutMs) => (calls.push([args.slice(0, 2).join(' '), timeoutMs]), undefined), held, false, 100);
+      expect(calls).toEqual([['show a', 100]]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('bdUpgradeHint names a migrated database, and only that', () => {
     expect(bdUpgradeHint('Error: schema version mismatch: database is at v66, binary knows up to v53')).toMatch(/a newer bd migrated this beads database/);
     expect(bdUpgradeHint("record event in events: Error 1105: Field 'id' doesn't have a default value")).toMatch(/a newer bd migrated/);
@@ -67,6 +107,21 @@ describe.each(FAKE_BD_VERSIONS)('a worker\'s claim, bd %s', (version: FakeBdVers
     expect(stored(second!.id)).toMatchObject({ status: 'open' });
     // Nothing held any more: nothing to say.
     expect(await source.release?.()).toEqual([]);
+  });
+
+  it('a forced exit gives back at once what its workers still hold, never a bead its agent closed', async () => {
+    const project = beadsProject(version, [{ id: 'ws-ep.5', title: 'Task D' }]);
+    const source = createBeadsSource(project.ctx);
+    expect(await source.check()).toEqual([]);
+    const [first, second] = (await source.snapshot()).ready;
+    await source.claim?.(first!, info(1));
+    await source.claim?.(second!, info(2));
+    project.other('close', second!.id, '--reason', 'done', '--actor', 'ralph-w2');
+    source.releaseNow?.(3_000);
+    const stored = (id: string) => (project.other('show', id) as BdIssue[])[0]!;
+    expect(stored(first!.id)).toMatchObject({ status: 'open' });
+    expect(stored(first!.id).assignee).toBeUndefined();
+    expect(stored(second!.id)).toMatchObject({ status: 'closed' });
   });
 
   it('a run that claimed nothing asks bd nothing at its end', async () => {
