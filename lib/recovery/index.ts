@@ -59,9 +59,9 @@ export function changedNs(root: string, file: string): bigint | undefined {
 }
 
 /** Reads the evidence a dead run left against the work tree now (pure but for the reads). */
-export async function readEvidence(root: string, git: Git, stateFiles: readonly string[], endedNs?: bigint): Promise<Evidence> {
+export async function readEvidence(root: string, git: Git, stateFiles: readonly string[], endedNs?: bigint, changedNow?: readonly string[]): Promise<Evidence> {
   const previous = readJournal(root);
-  const changed = (await git.state()).changed.filter((file) => !isRalphFile(file));
+  const changed = (changedNow ?? (await git.state()).changed).filter((file) => !isRalphFile(file));
   const end = endedNs === undefined ? undefined : { endedNs, changedNs: (file: string) => changedNs(root, file) };
   return splitChanged(changed, previous, stateFiles, (file) => hashPath(root, file), end);
 }
@@ -134,10 +134,12 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
   const locks = await removeDeadGitLocks(ctx.git);
   if (locks.length > 0) settled.push({ kind: 'leftovers', message: `removed the lock files a git killed mid-command left (${listPaths(locks)}): no process holds them` });
   removeDeadSocketDirs();
-  const temps = removeDeadTemps(ctx.root, (await ctx.git.state()).changed);
+  const changed = (await ctx.git.state()).changed;
+  const temps = removeDeadTemps(ctx.root, changed);
   if (temps.length > 0) settled.push({ kind: 'leftovers', message: `removed the half-written temp files a killed run left (${listPaths(temps)})` });
   const stateFiles = ctx.source.workers.stateFiles();
-  const evidence = await readEvidence(ctx.root, ctx.git, stateFiles, orphans.endedNs);
+  // The tree as read just now, unless temp files went since.
+  const evidence = await readEvidence(ctx.root, ctx.git, stateFiles, orphans.endedNs, temps.length === 0 ? changed : undefined);
   const guard = ctx.makeGuard(evidence.userPaths);
   ctx.notes?.(evidence);
   const previous = evidence.previous;

@@ -87,9 +87,8 @@ function gitLocks(gitDir: string): string[] {
  * refuses every command over); call with ralph's lock held. Nothing where /proc cannot tell.
  */
 export async function removeDeadGitLocks(git: Git): Promise<string[]> {
-  const common = (await git.raw(['rev-parse', '--git-common-dir']).catch(() => '')).trim();
-  if (!common) return [];
-  const gitDir = path.resolve(git.cwd, common);
+  const gitDir = await git.commonDir();
+  if (!gitDir) return [];
   const locks = gitLocks(gitDir);
   if (locks.length === 0) return [];
   const open = openFiles();

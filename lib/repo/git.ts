@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { accessSync, constants, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import type * as SimpleGitModule from 'simple-git';
 import type { SimpleGit } from 'simple-git';
 import { isRalphFile } from './paths.ts';
 import { RalphError } from '../errors.ts';
+import { parseStatusV2, type WorkTreeState } from './status.ts';
 
 // Required, not imported: under tsx, simple-git's CommonJS build loads in about a third of the time its
 // ESM build takes through the loader hooks (median of 10 starts under load: ~100 vs ~270 ms).
@@ -31,62 +31,57 @@ const ALLOWED_GIT_ENV = [
   'GIT_CONFIG_GLOBAL',
 ] as const;
 
-export interface WorkTreeState {
-  head?: string;
-  /** Paths with staged, unstaged or untracked changes. */
-  changed: string[];
-}
-
 /** Past this many bytes of paths, a commit's paths go through a file (the command line has a limit). */
 const PATHS_ON_COMMAND_LINE = 64 * 1024;
 
-/** Parses `git status --porcelain=v2 --branch -z`: the HEAD oid and every changed path. */
-export function parseStatusV2(output: string): WorkTreeState {
-  const fields = output.split('\0');
-  const state: WorkTreeState = { changed: [] };
-  for (let index = 0; index < fields.length; index += 1) {
-    const entry = fields[index]!;
-    if (entry.startsWith('# branch.oid ')) {
-      const oid = entry.slice('# branch.oid '.length);
-      if (oid !== '(initial)') state.head = oid;
-    } else if (entry.startsWith('1 ')) {
-      state.changed.push(entry.split(' ').slice(8).join(' '));
-    } else if (entry.startsWith('2 ')) {
-      // A rename or copy: the new path here, the old one in the next field (a rename's old path is gone).
-      state.changed.push(entry.split(' ').slice(9).join(' '));
-      index += 1;
-      if (entry[2] === 'R' || entry[3] === 'R') state.changed.push(fields[index]!);
-    } else if (entry.startsWith('u ')) {
-      state.changed.push(entry.split(' ').slice(10).join(' '));
-    } else if (entry.startsWith('? ')) {
-      state.changed.push(entry.slice(2));
-    }
-  }
-  return state;
-}
+export { changedNow, parseStatusV2, type WorkTreeState } from './status.ts';
 
-/** The uncommitted paths of the work tree at `cwd`, from a synchronous `git status` (a forced exit has no event loop left). */
-export function changedNow(cwd: string): string[] {
-  return parseStatusV2(execFileSync('git', ['status', '--porcelain=v2', '-z', '--untracked-files=all'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })).changed;
-}
+/** The paths in the git dir a start reads (git's objects, the exclude file, the hooks): asked with the layout. */
+const LAID_OUT = ['objects', 'info/exclude', 'hooks'] as const;
 
 /** The git facts and actions a run needs, through simple-git. */
 export class Git {
   private readonly git: SimpleGit;
   private sha1: Promise<boolean> | undefined;
   private hooks: Promise<boolean> | undefined;
+  private asked: Promise<string[] | undefined> | undefined;
 
   constructor(readonly cwd: string) {
     this.git = simpleGit({ baseDir: cwd, allowEnvironment: [...ALLOWED_GIT_ENV] });
   }
 
+  /**
+   * What a start asks of the repository's layout, in one git instead of five (each git a fork of ralph and a
+   * start of git): the work tree's top, the common git dir and LAID_OUT's paths, one a line, asked once.
+   * Undefined when git refuses (outside a work tree): each is then asked alone, as before.
+   */
+  private layout(): Promise<string[] | undefined> {
+    this.asked ??= this.git.raw(['rev-parse', '--show-toplevel', '--git-common-dir', ...LAID_OUT.flatMap((name) => ['--git-path', name])]).then(
+      (output) => {
+        const lines = output.split('\n');
+        return lines.length >= 2 + LAID_OUT.length ? lines : undefined;
+      },
+      () => undefined,
+    );
+    return this.asked;
+  }
+
   /** The work tree's top folder, or undefined outside a git work tree. */
   async root(): Promise<string | undefined> {
+    const layout = await this.layout();
+    if (layout) return layout[0];
     try {
       return (await this.git.revparse(['--show-toplevel'])).trim();
     } catch {
       return undefined;
     }
+  }
+
+  /** The git dir the worktrees share (the main one's), absolute; undefined when git cannot tell. */
+  async commonDir(): Promise<string | undefined> {
+    const layout = await this.layout();
+    const found = layout ? layout[1] : (await this.git.raw(['rev-parse', '--git-common-dir']).catch(() => '')).trim();
+    return found ? path.resolve(this.cwd, found) : undefined;
   }
 
   /** The current branch; undefined on a detached HEAD. */
@@ -253,6 +248,9 @@ export class Git {
 
   /** A path inside the git dir (worktree-aware), absolute. */
   async gitPath(name: string): Promise<string | undefined> {
+    const index = (LAID_OUT as readonly string[]).indexOf(name);
+    const layout = index === -1 ? undefined : await this.layout();
+    if (layout) return path.resolve(this.cwd, layout[2 + index]!);
     try {
       const found = (await this.git.raw(['rev-parse', '--git-path', name])).trim();
       return path.resolve(this.cwd, found);

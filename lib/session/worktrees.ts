@@ -217,7 +217,8 @@ export class Worktrees {
       await this.drop(tree);
       messages.push(`removed the worktree ${path.join(WORKTREES_DIR, name)} ${who} left behind`);
     }
-    await this.main.attempt(['worktree', 'prune']);
+    // Nothing to prune when git knows of no worktree but the main one (a record whose folder is gone is listed too).
+    if (leftovers.length > 0 || listed.filter((entry) => /^worktree /m.test(entry)).length > 1) await this.main.attempt(['worktree', 'prune']);
     const branches = (await this.main.attempt(['for-each-ref', '--format=%(refname:short)', `refs/heads/${WORKER_BRANCH_PREFIX}`])).output.split('\n').filter(Boolean);
     for (const branch of branches) {
       const merged = (await this.main.contains('HEAD', branch)) || (await holdsChanges(this.main, 'HEAD', branch, stateFiles));

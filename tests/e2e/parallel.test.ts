@@ -500,7 +500,7 @@ describe('--parallel N', () => {
     Object.assign(sandbox.env, { FAKE_AGENT_LOG: path.join(fake, 'agent.log'), FAKE_AGENT_STATE: path.join(fake, 'agent.state'), FAKE_AGENT_PIDS: path.join(fake, 'agent.pids') });
     sandbox.agentLog = sandbox.env.FAKE_AGENT_LOG!;
     prdProject(sandbox, prdStories(2));
-    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ gate: ['node -e "process.exit(0)"'], sandboxWritable: [fake] }));
+    writeFileSync(path.join(sandbox.repo, 'ralph.config.json'), JSON.stringify({ gate: ['true'], sandboxWritable: [fake] }));
     commitAll(sandbox, 'sandbox config');
     const barrier = (name: string) => path.join(fake, `started-${name}`);
     const scenarioFile = path.join(fake, 'scenario.json');

@@ -50,7 +50,7 @@ export const SNARK = {
 };
 
 /** A committed prd.json project with one gate (by default one that always passes). */
-export function prdProject(box: Sandbox, prd: unknown = SNARK, gate = 'node -e "process.exit(0)"'): void {
+export function prdProject(box: Sandbox, prd: unknown = SNARK, gate = 'true'): void {
   writeFileSync(path.join(box.repo, 'prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
   writeFileSync(path.join(box.repo, 'ralph.config.json'), JSON.stringify({ gate: [gate] }));
   commitAll(box, 'prd');
