@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Options, ProcessOutput, ProcessPromise } from 'zx/core';
 import { onForcedExit } from './cleanup.ts';
-import { groupTree, signalTree, stopTree } from './process-tree.ts';
+import { groupTree, processAlive, signalTree, stopTree } from './process-tree.ts';
 import { $, helperEnv, PLAIN_PREFIX, STRICT_PREFIX } from './zx.ts';
 
 export interface HelperOptions {
@@ -118,8 +118,9 @@ async function runHelper(options: HelperOptions, plain: boolean, start: (shell: 
     if (options.signal?.aborted) queueMicrotask(onAbort);
     else options.signal?.addEventListener('abort', onAbort, { once: true });
     p.child?.once('exit', () => {
-      // Under a sandbox the leader (bwrap) may go first while its init keeps what escaped: note them.
-      if (options.reapLeftovers) known.push(...groupTree(pgid));
+      // Under a sandbox the leader (bwrap) may go first while its init keeps what escaped: note them. An
+      // empty group, the usual end, has nothing to find: no walk through every process of the machine.
+      if (options.reapLeftovers && processAlive(-pgid)) known.push(...groupTree(pgid));
       // A leftover holding the pipes open must not keep ralph waiting for them to close.
       timers.push(
         setTimeout(() => {
