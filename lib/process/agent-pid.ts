@@ -24,8 +24,24 @@ function startTime(pid: number): string | undefined {
 
 let ends = 0;
 
+/**
+ * The last agent of the repository itself (one worker), still recorded after it ended, until the next one
+ * starts: a run killed after its agent (in its gates, its commit) leaves when that agent stopped writing.
+ */
+const lastEnded = new Map<string, { pgid: number | undefined; endFile: string }>();
+
+/** Forgets the records of the repository's last agent (another starts). */
+function forgetEnded(root: string): void {
+  const last = lastEnded.get(root);
+  if (!last) return;
+  lastEnded.delete(root);
+  if (last.pgid !== undefined) rmSync(path.join(root, AGENTS_DIR, String(last.pgid)), { force: true });
+  rmSync(last.endFile, { force: true });
+}
+
 /** Where the end of the agent about to start is to be recorded (runProcess's `endFile`); its folder made. */
 export function agentEndFile(root: string): string {
+  forgetEnded(root);
   try {
     mkdirSync(path.join(root, AGENTS_DIR), { recursive: true, mode: PRIVATE_DIR });
   } catch {
@@ -46,10 +62,13 @@ export function recordAgent(root: string, pgid: number, endFile?: string): void 
   }
 }
 
-/** Forgets an agent group that has ended, and the record of its end. */
+/**
+ * Forgets an agent group that has ended; one with a record of its end (the repository's own agent) is
+ * forgotten only when the next agent starts, or by the next run's recovery (see lastEnded).
+ */
 export function clearAgent(root: string, pgid: number | undefined, endFile?: string): void {
+  if (endFile) return void lastEnded.set(root, { pgid, endFile });
   if (pgid !== undefined) rmSync(path.join(root, AGENTS_DIR, String(pgid)), { force: true });
-  if (endFile) rmSync(endFile, { force: true });
 }
 
 /** One agent group a run recorded: its id, its leader's start time, the file its end goes to. */

@@ -64,6 +64,26 @@ describe('kill -9 of ralph while its agent works, the orphaned agent finishing i
     expect(pidAlive(pid)).toBe(false);
   });
 
+  it('killed in its gates, after its agent ended: a file the user writes before the restart stays theirs, the story lands with its own work', async () => {
+    sandbox = crashSandbox();
+    const { ids, args } = crashProject(sandbox, 'prd', 2);
+    const crashed = await startNode(sandbox, args, { RALPH_TEST_CRASH_AT: 'gates_run:1' }).done;
+    expect(crashed.signal, crashed.stderr).toBe('SIGKILL');
+    // The agent's end is still on record (ralph died in the gates, after it): the user's file comes later.
+    const agents = path.join(sandbox.repo, '.ralph', 'agents');
+    const endRecord = readdirSync(agents).find((name) => name.startsWith('end-'));
+    expect(endRecord, 'the end of the agent of the run that died').toBeDefined();
+    const ended = statSync(path.join(agents, endRecord!)).ctimeMs;
+    await waitFor(() => Date.now() > ended + 20, 1_000, 'a later clock tick');
+    writeFileSync(path.join(sandbox.repo, 'notes.txt'), 'mine, after the crash\n');
+    const rerun = await startNode(sandbox, args).done;
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(/changed after the agent of the run that died had ended \(1 path: notes\.txt\): yours, left out of ralph's commits/);
+    expect(taskCommits(sandbox).map((commit) => [commit.task, commit.files.filter((file) => file.startsWith('work/'))])).toEqual(ids.map((id) => [id, [`work/${id}.txt`]]));
+    expect(gitText(sandbox, ['log', '--format=%H', '--', 'notes.txt'])).toBe('');
+    expect(gitText(sandbox, ['status', '--porcelain'])).toBe('?? notes.txt\n');
+  });
+
   it("the user's own change from before the run stays theirs; the gates failing on the orphan's work reopen the story and it is redone", async () => {
     sandbox = makeSandbox();
     prdProject(sandbox, prdStories(1), 'node -e "process.exit(require(\'fs\').existsSync(\'broken.txt\') ? 1 : 0)"');
