@@ -30,8 +30,8 @@ let ends = 0;
  */
 const lastEnded = new Map<string, { pgid: number | undefined; endFile: string }>();
 
-/** Forgets the records of the repository's last agent (another starts). */
-function forgetEnded(root: string): void {
+/** Forgets the records of the repository's last agent (another starts, or the run's end is recorded). */
+export function forgetEndedAgent(root: string): void {
   const last = lastEnded.get(root);
   if (!last) return;
   lastEnded.delete(root);
@@ -41,7 +41,7 @@ function forgetEnded(root: string): void {
 
 /** Where the end of the agent about to start is to be recorded (runProcess's `endFile`); its folder made. */
 export function agentEndFile(root: string): string {
-  forgetEnded(root);
+  forgetEndedAgent(root);
   try {
     mkdirSync(path.join(root, AGENTS_DIR), { recursive: true, mode: PRIVATE_DIR });
   } catch {

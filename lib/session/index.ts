@@ -4,6 +4,7 @@ import { unexpectedError } from './unexpected.ts';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { onForcedExit, RELEASE_NOW_MS } from '../process/cleanup.ts';
+import { forgetEndedAgent } from '../process/agent-pid.ts';
 import type { Deps } from '../deps.ts';
 import { createControl } from '../control/index.ts';
 import { errorMessage, InterruptedError, LockHeldError, OutputClosedError, PrerequisiteError, RalphError, StopRequestedError } from '../errors.ts';
@@ -260,6 +261,8 @@ export async function runSession(parsed: CommandLine, callerDeps: Deps, callerSi
   const guardPaths = journal?.userPaths;
   forcedEnd = undefined;
   await journal?.close(async () => (await prepared!.git.state()).changed.filter((file) => !isRalphFile(file) && !(guardPaths && file in guardPaths)));
+  // Its end recorded in the journal, the run's last agent needs no record of its own (lib/process/agent-pid.ts).
+  if (journal && prepared) forgetEndedAgent(prepared.root);
   bus.emit({ type: 'session_end', summary });
   await bus.close();
   if (lock) reached('status_written');
