@@ -29,10 +29,16 @@ export interface TaskStateOptions {
 }
 
 export interface TaskState {
-  /** settle() in the source; several hosts: under a number no record on the shared head holds yet. */
+  /**
+   * settle() in the source; several hosts: under a number no record on the shared head holds yet, which
+   * the source is told in both the result and the info (Spec Kit numbers its entry by the one, PRD by the other).
+   */
   settleOn(result: IterationResult, info: IterationInfo): Promise<IterationInfo>;
-  /** The state files as ralph changed them, committed (into ralph's own commit of the work when `amend`). */
-  commit(message: string, amend: boolean): Promise<void>;
+  /**
+   * The state files as ralph changed them, committed (into ralph's own commit of the work when `amend`: its
+   * Ralph-Iteration trailer then says `iteration`, the number settleOn() recorded it under).
+   */
+  commit(message: string, amend: boolean, iteration?: number): Promise<void>;
   /**
    * Records an iteration that landed no work. One host: in the state files, committed with the next work.
    * Several: committed and published at once, on a newer head when another host landed first. The caller
@@ -50,18 +56,24 @@ export function taskState(o: TaskStateOptions): TaskState {
         const last = (await source.lastIteration?.()) ?? 0;
         if (last >= info.iteration) at = { ...info, iteration: last + 1 };
       }
-      await source.settle?.(result, at);
+      // Another host's landing holds this number: the record (an entry, its heading, the task's
+      // lastIteration) takes the new one, wherever the source reads it from.
+      await source.settle?.(at === info ? result : { ...result, iteration: at.iteration }, at);
       return at;
     },
 
-    async commit(message, amend) {
+    async commit(message, amend, iteration) {
       const changed = await main.changedUnder(o.stateFiles());
       const set = o.guard ? o.guard.decide(main.cwd, changed) : { paths: changed, leftOut: [] };
       o.leftOut(set.leftOut);
       if (set.paths.length === 0) return;
       await main.raw(['--literal-pathspecs', 'add', '-A', '--verbose', '--', ...set.paths]);
-      if (amend) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
-      else await main.raw(['commit', '--no-verify', '-m', message]);
+      if (!amend) return void (await main.raw(['commit', '--no-verify', '-m', message]));
+      // The commit's trailer says the number its record took (a replay after a kill renumbers by it: unpushed.ts).
+      const text = iteration === undefined ? undefined : await main.raw(['log', '-1', '--format=%B', 'HEAD']);
+      const renumbered = text?.replace(/^Ralph-Iteration: \d+$/m, `Ralph-Iteration: ${iteration}`);
+      if (renumbered === undefined || renumbered === text) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
+      else await main.raw(['commit', '--no-verify', '--amend', '--cleanup=verbatim', '-m', renumbered.replace(/\n+$/, '\n')]);
     },
 
     async recordFailure(task, result, info) {

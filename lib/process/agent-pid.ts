@@ -151,10 +151,12 @@ export interface OrphansStopped {
 export async function stopOrphanedAgent(root: string, graceMs: number): Promise<OrphansStopped> {
   const agents = recorded(root);
   const ends = agents.map(endedAt);
-  for (const { file } of agents) rmSync(file, { force: true });
-  for (const name of names(root)) if (name.startsWith('end-')) rmSync(path.join(root, AGENTS_DIR, name), { force: true });
   const stopped = await Promise.all(agents.map(async (agent) => (running(agent) ? (await stopTree(agent.pgid, [], graceMs), agent.pgid) : undefined)));
   const now = nowNs();
+  // Forgotten only once stopped: a start killed meanwhile leaves them to the next, which stops them then
+  // (forgotten first, an agent still at work would go on unknown beside every later run).
+  for (const { file } of agents) rmSync(file, { force: true });
+  for (const name of names(root)) if (name.startsWith('end-')) rmSync(path.join(root, AGENTS_DIR, name), { force: true });
   const endedNs = agentsEnd(agents.map((agent, index) => (stopped[index] !== undefined ? now : ends[index])));
   const pgids = stopped.filter((pgid): pgid is number => pgid !== undefined);
   const message =

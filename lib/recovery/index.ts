@@ -172,6 +172,15 @@ export async function recoverRun(ctx: RecoveryContext): Promise<Recovery> {
 
 const count = (paths: readonly string[]): string => (paths.length === 1 ? '1 path' : `${paths.length} paths`);
 
+/**
+ * The tasks the source shows done now, the dead run's agents stopped: read as after an agent run (`progress`:
+ * what it finished, current), never from what the start read before it held the lock (its preflight, while an
+ * orphaned agent may still have been closing its bead: beads would reuse that list when `bd ready` agrees).
+ */
+async function finished(source: TaskSource): Promise<Task[]> {
+  return (await source.snapshot('progress')).done;
+}
+
 /** The commit at HEAD when it is ralph's commit of this iteration (the run died after committing it). */
 async function landedAt(git: Git, entry: InFlight): Promise<string | undefined> {
   const head = await git.head();
@@ -205,7 +214,7 @@ async function settleInFlight(ctx: RecoveryContext, guard: CommitGuard, journal:
   const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
   const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session };
   // The source's record written, the journal not told yet (a kill in between): as if it had been.
-  const shown = (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId);
+  const shown = (await finished(ctx.source)).find((item) => item.id === entry.taskId);
   if (!stepAtLeast(entry.step, 'state_written') && (await ctx.source.recorded?.(entry.iteration, entry.taskId))) {
     entry = { ...entry, step: 'state_written', ...(shown ? { outcome: 'pass' } : {}) };
   }
@@ -256,7 +265,7 @@ async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: 
   if (!landed) {
     // Not merged (at HEAD or since the iteration began), yet done where every worktree sees it (beads: the
     // agent closed its bead): done again.
-    const shown = ctx.source.redo && !ctx.remote && !(await mergedSince(ctx.git, entry)) ? (await ctx.source.snapshot()).done.find((item) => item.id === entry.taskId) : undefined;
+    const shown = ctx.source.redo && !ctx.remote && !(await mergedSince(ctx.git, entry)) ? (await finished(ctx.source)).find((item) => item.id === entry.taskId) : undefined;
     if (shown) await ctx.source.redo!(shown);
     journal.end(entry.iteration);
     return shown ? `${label}: ${entry.taskId} showed done, but the run died before its work reached the branch: reopened, to be done again (whatever its worktree held went to a ralph-kept branch, above)` : undefined;

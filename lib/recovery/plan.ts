@@ -26,8 +26,9 @@ export async function planRecovery(root: string, git: Git, source: TaskSource, r
   const who = forcedByUser(evidence.previous?.ended) ? 'the run forced to exit (a second Ctrl+C)' : 'the run that died';
   if (evidence.leftovers.length > 0) lines.push(`${listPaths(evidence.leftovers)}: the work of ${who}, not yours: it goes with its task's work`);
   const inflight = evidence.previous?.inflight ?? [];
-  // The source is read only when there is something to judge (beads: each read is a bd process).
-  const done = new Set(inflight.length > 0 ? (await source.snapshot()).done.map((task) => task.id) : []);
+  // The source is read only when there is something to judge (beads: each read is a bd process), as
+  // recovery reads it: what is done now, not what the preflight read.
+  const done = new Set(inflight.length > 0 ? (await source.snapshot('progress')).done.map((task) => task.id) : []);
   const redo: string[] = [];
   for (const entry of inflight) {
     const line = describeInFlight(entry, done.has(entry.taskId));

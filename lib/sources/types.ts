@@ -71,7 +71,8 @@ export interface OutcomeInput {
  * Why the loop reads the source. `next` (the default): to pick the next task or decide the run is over;
  * everything must be current. `progress`: right after an agent run, to see what it finished; `remaining`
  * and `done` must be current, `ready` may be carried from the last `next` read, so a source whose reads
- * are costly (beads: one bd process each) can answer with fewer of them.
+ * are costly (beads: one bd process each) can answer with fewer of them. Recovery reads this way too: what
+ * a dead run's agent finished, once it is stopped (a `next` read might reuse the preflight's, from before).
  */
 export type SnapshotPurpose = 'next' | 'progress';
 

@@ -334,6 +334,12 @@ export function expectHostsSettled(hosts: Hosts, ids: readonly string[], sweptKe
     expect(flips, `${id} is marked done by exactly one commit`).toHaveLength(1);
     expect(hosts.remote(['diff-tree', '--no-commit-id', '--name-only', '-r', flips[0]!]).split('\n'), `the commit marking ${id} done holds its work`).toContain(`work/${id}.txt`);
     expect(hosts.remote(['log', '-1', '--format=%B', flips[0]!]), `the commit marking ${id} done is ${id}'s own`).toMatch(new RegExp(`^Ralph-Task: ${id}$`, 'm'));
+    if (kind === 'speckit') {
+      // Its progress entry and its commit's trailer say one number (a replay after a kill renumbers by the trailer).
+      const trailer = /^Ralph-Iteration: (\d+)$/m.exec(hosts.remote(['log', '-1', '--format=%B', flips[0]!]))?.[1];
+      const entry = new RegExp(`^## Iteration (\\d+) - [^\\n]*\\n- Task: ${id}\\b[^\\n]*\\n- Status: ✅`, 'm').exec(hosts.remote(['show', `${BRANCH}:${FEATURE}/progress.txt`]))?.[1];
+      expect(entry, `${id}'s progress entry has the number of its commit's Ralph-Iteration trailer`).toBe(trailer);
+    }
   }
   expect(completedOnRemote(hosts, kind).sort(), 'the source records each task completed once').toEqual([...ids].sort());
   expect(hosts.remote(['for-each-ref', '--format=%(refname)', 'refs/ralph/']), 'no claim left on the remote').toBe('');

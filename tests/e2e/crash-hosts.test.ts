@@ -3,7 +3,8 @@
 // a landing while host2 runs on, then host1 is started again with the same command. Both end 0 and the remote's branch holds every task done exactly once, each marked
 // done by its own commit that holds its work; no claim is left; every clone is clean. The lease is long
 // (60 s): a claim the killed run left must be taken back by its clone's next start, never waited out.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor, type Sandbox } from './helpers.ts';
 import { BRANCH, crashHosts, expectBeadsHostsSettled, expectHostsSettled, startNode, type HostKind } from './crash-helpers.ts';
@@ -48,13 +49,19 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     ({ box: sandbox, cluster } = made);
     const { cluster: hosts, ids, args, database, holding } = made;
     const [host1, host2] = hosts.hosts as [Sandbox, Sandbox];
-    const crashed = startNode(host1, args, { RALPH_TEST_CRASH_AT: `${point}:${nth}` });
+    // Killed once its landing is on the remote: host2's landing comes second, and the iteration number it
+    // took at its start is host1's by then (a record numbered twice once went by here). In that order every
+    // time: host1's agent waits for host2's to start, host2's for host1's death.
+    const ordered = point === 'pushed' && kind !== 'beads';
+    const marks = { started: path.join(sandbox!.root, 'host2-agent-started'), dead: path.join(sandbox!.root, 'host1-dead') };
+    const crashed = startNode(host1, args, { RALPH_TEST_CRASH_AT: `${point}:${nth}`, ...(ordered ? { CRASH_AGENT_AWAIT: marks.started } : {}) });
     // host2 starts once host1 holds a task (or died): host1 reaches its point on a task of its own.
     let ended = false;
     void crashed.done.then(() => (ended = true));
     await waitFor(() => ended || holding(), 30_000, 'host1 to claim a task');
-    const other = startNode(host2, args);
+    const other = startNode(host2, args, ordered ? { CRASH_AGENT_STARTED: marks.started, CRASH_AGENT_AWAIT: marks.dead } : {});
     const killed = await crashed.done;
+    if (ordered) writeFileSync(marks.dead, '');
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     if (point === 'claimed') {
       // The dry run names the claim the dead run left, and only looks: the claim is still on the remote.
@@ -73,6 +80,11 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     if (says) expect(again.stderr).toMatch(says);
     // The killed run's claim is its clone's to take back, never a lease to wait out.
     expect(`${again.stderr}\n${second.stderr}`).not.toMatch(/took over/);
+    if (ordered) {
+      // The order held: host2 numbered its iteration 1 before host1 landed its own 1, so its landing took 2.
+      const numbered = hosts.remote(['log', '--format=%(trailers:key=Ralph-Host,valueonly,separator=%x2C) %(trailers:key=Ralph-Iteration,valueonly,separator=%x2C)', BRANCH]).split('\n').filter((line) => line.startsWith('host'));
+      expect(numbered.sort()).toEqual(['host1 1', 'host2 2']);
+    }
     if (kind === 'beads') expectBeadsHostsSettled(hosts, database!, ids);
     else expectHostsSettled(hosts, ids, false, kind);
   }, 120_000);

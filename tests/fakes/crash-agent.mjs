@@ -8,6 +8,9 @@
 // itself). Then the answer each prompt asks for.
 // CRASH_AGENT_MS: time the work takes (after the files, before the answer), so random kills find it at work.
 // CRASH_AGENT_DEAF: ignores SIGTERM while it works (a forced exit's case: only SIGKILL ends it).
+// CRASH_AGENT_STARTED: a file it creates as it starts. CRASH_AGENT_AWAIT: a file it waits for before it
+// works (made by the test, or by another host's agent as it starts), so two hosts' iterations interleave in
+// one order; after 30 s without it, it fails.
 // Logs each call ({ task, pid, cwd }) to CRASH_AGENT_LOG.
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -28,6 +31,17 @@ const task = prd ?? speckit ?? bead;
 // A prompt cut short (ralph killed while writing it to stdin) names no task: nothing is done.
 if (task === undefined) process.exit(1);
 if (process.env.CRASH_AGENT_LOG) appendFileSync(process.env.CRASH_AGENT_LOG, `${JSON.stringify({ task, pid: process.pid, cwd: process.cwd() })}\n`);
+if (process.env.CRASH_AGENT_STARTED) writeFileSync(process.env.CRASH_AGENT_STARTED, '');
+if (process.env.CRASH_AGENT_AWAIT) {
+  const until = Date.now() + 30_000;
+  while (!existsSync(process.env.CRASH_AGENT_AWAIT)) {
+    if (Date.now() > until) {
+      process.stderr.write(`crash agent: ${process.env.CRASH_AGENT_AWAIT} never appeared\n`);
+      process.exit(1);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 mkdirSync('work', { recursive: true });
 writeFileSync(path.join('work', `${task}.txt`), `${task} done\n`);

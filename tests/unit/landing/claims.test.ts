@@ -2,7 +2,7 @@
 // decides every race; a live claim is never taken, an expired one by exactly one host.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ClaimLostError } from '../../../lib/errors.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { realDeps } from '../../../lib/deps.ts';
@@ -33,6 +33,17 @@ function hosts(count: number, leaseMs = 10_000) {
   const onRemote = (): string[] => execFileSync('git', ['for-each-ref', '--format=%(refname)', 'refs/ralph/'], { cwd: bare, encoding: 'utf8' }).split('\n').filter(Boolean);
   return { clones, clock, warnings, onRemote };
 }
+
+// The claims' clock is the test's (`clock.now`); so are their renewal timers. A renewal fired by real time
+// on a loaded machine would renew a claim the test has just let expire on its clock (the holder is alive
+// and renewing, so its claim is live: a takeover must fail), or move the claim between two of the test's
+// looks. The renewals tests call renew() themselves.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('claims on the remote', () => {
   it('a claim is a ref under refs/ralph/<branch>/claims/ saying who holds it; another live run cannot take it', async () => {
