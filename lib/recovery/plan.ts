@@ -14,6 +14,8 @@ export interface RecoveryPlan {
   lines: string[];
   /** The tasks once recovered, when recovery changes what is ready (else undefined: the source as it is). */
   snapshot?: Snapshot;
+  /** The uncommitted paths the run will hold as the user's once recovered (a dead run's work is not theirs). */
+  userPaths: string[];
 }
 
 /** Reads what a dead run left and says what a real run would do with it; changes nothing. */
@@ -44,7 +46,7 @@ export async function planRecovery(root: string, git: Git, source: TaskSource, r
   const worktrees = path.join(root, '.ralph', 'worktrees');
   const left = existsSync(worktrees) ? readdirSync(worktrees).filter((name) => /^w\d+$/.test(name)) : [];
   if (left.length > 0) lines.push(`keep what worktree${left.length === 1 ? '' : 's'} ${left.join(', ')} hold${left.length === 1 ? 's' : ''} unmerged on ralph-kept/… branches, then remove ${left.length === 1 ? 'it' : 'them'}`);
-  return { lines, ...(view ? { snapshot: view.snapshot } : {}) };
+  return { lines, userPaths: evidence.userPaths, ...(view ? { snapshot: view.snapshot } : {}) };
 }
 
 /** What recovery does with one iteration a dead run had under way (by the last step it completed). */

@@ -23,9 +23,11 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
   const problems = [...prepared.problems];
   out.push(`ralph dry run in ${root}${prepared.branch ? ` on branch ${prepared.branch}` : ' (detached HEAD)'}`);
   out.push(`source: ${source.name}, ${source.describe()}`);
-  const startChanged = (await prepared.git.state().catch(() => ({ changed: [] as string[] }))).changed;
-  const commitNotes = startNotes(startChanged, await Promise.resolve().then(() => source.workers.stateFiles()).catch(() => []), prepared.commitMode);
-  out.push(`commits: ${COMMIT_MODES[prepared.commitMode]}`, ...commitNotes.map((note) => `note: ${note}`));
+  let userChanged = (await prepared.git.state().catch(() => ({ changed: [] as string[] }))).changed;
+  const stateFiles = await Promise.resolve().then(() => source.workers.stateFiles()).catch(() => [] as string[]);
+  const notesAt = out.length + 1;
+  const commitNotes = (): string[] => startNotes(userChanged, stateFiles, prepared.commitMode).map((note) => `note: ${note}`);
+  out.push(`commits: ${COMMIT_MODES[prepared.commitMode]}`, ...commitNotes());
   let ready: Array<{ id: string; title: string }> = [];
   let remaining = 0;
   let waiting: string[] = [];
@@ -38,6 +40,12 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
       // What a real run settles first (lib/recovery/), and the tasks as it will see them afterwards.
       // (Not while another run holds the lock: what it has under way is not a dead run's.)
       const recovery = lock.held ? { lines: [] as string[], snapshot: undefined } : await planRecovery(root, prepared.git, source, prepared.remote !== undefined);
+      if ('userPaths' in recovery) {
+        // The notes about the user's changes as the run will give them: a dead run's work is not theirs.
+        const before = commitNotes().length;
+        userChanged = recovery.userPaths;
+        out.splice(notesAt, before, ...commitNotes());
+      }
       // The session a dead run left without an end (lib/session/dead-session.ts).
       if (!lock.held) {
         // A run forced to exit (a second Ctrl+C) wrote its code in its journal: said as the run will say it.
@@ -77,7 +85,7 @@ export async function printPlan(prepared: Prepared, lock: LockState, deps: Deps)
         }
         const firstTask = (first[0] && snapshot.ready.find((task) => task.id === first[0]!.id)) ?? snapshot.ready[0]!;
         prompt = await source.prompt(firstTask, { iteration: 1, maxIterations: prepared.maxIterations, sessionId: 'dry-run', ...(config.parallel > 1 ? { worker: 1 } : {}) });
-        if (config.parallel === 1) prompt = withUserWorkNote(prompt, startChanged.filter((file) => !isRalphFile(file)), source.workers.stateFiles());
+        if (config.parallel === 1) prompt = withUserWorkNote(prompt, userChanged.filter((file) => !isRalphFile(file)), stateFiles);
       } else if (remaining > 0) {
         problems.push(waiting.length > 0 ? describeWaiting(root, source, snapshot) : source.explainStuck(snapshot));
       } else {

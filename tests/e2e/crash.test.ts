@@ -36,6 +36,9 @@ describe('kill -9 of ralph while its agent works, the orphaned agent finishing i
     writeFileSync(path.join(sandbox.repo, 'notes.txt'), 'mine, after the crash\n');
     const dry = await startNode(sandbox, ['--dry-run', ...FAST]).done;
     expect(dry.stdout).toMatch(/would recover: notes\.txt: changed after the agent of the run that died had ended: yours, left out of ralph's commits/);
+    // The user's changes as the run will count them: the dead run's work is not among them.
+    expect(dry.stdout).toMatch(/^note: uncommitted changes from before the run \(1 path: notes\.txt\) stay yours/m);
+    expect(dry.stdout).toMatch(/These paths held the user's own uncommitted changes before this run: notes\.txt\./);
 
     const rerun = await startNode(sandbox, ['--json', ...FAST]).done;
     expect(rerun.code, rerun.stderr).toBe(0);
