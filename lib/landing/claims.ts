@@ -129,7 +129,9 @@ export class RemoteClaims {
    * server gave it to someone else; a remote that does not answer is returned for the caller to wait on.
    */
   claim(taskId: string, seen: Claim | undefined): Promise<string | undefined> {
-    return this.serial(async () => {
+    // A task this run holds no claim of: its ref is none a landing or a renewal pushes, so it waits for none.
+    const inTurn = <T>(job: () => Promise<T>): Promise<T> => (this.held.has(taskId) ? this.serial(job) : job());
+    return inTurn(async () => {
       if (seen && !this.isMine(seen) && !this.expired(seen)) throw new ClaimLostError(`${taskId} is held by ${describeHolder(seen)} since ${clock(seen.since)}`);
       const since = this.o.now();
       const sha = await this.commit(taskId, since);

@@ -90,6 +90,27 @@ describe('claims on the remote', () => {
     c!.claims.forget('T001');
   });
 
+  it("a new claim does not wait behind the clone's pushes of the claims it holds (a landing's push, a renewal)", async () => {
+    const { clones, onRemote } = hosts(1);
+    const [a] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    await a!.claims.claim('T001', undefined);
+    // The queue of this clone's pushes of held claims is busy (a landing's push in flight) until let go.
+    let letGo!: () => void;
+    const busy = a!.claims.serial(() => new Promise<void>((resolve) => (letGo = resolve)));
+    expect(await a!.claims.claim('T002', undefined)).toBeUndefined();
+    expect(onRemote()).toEqual(['refs/ralph/feature%2Fx/claims/T001', 'refs/ralph/feature%2Fx/claims/T002']);
+    // A claim it holds already (claimed again) waits its turn, behind that push.
+    let again = false;
+    const turn = a!.claims.claim('T001', await a!.seen('T001')).then(() => (again = true));
+    for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(again).toBe(false);
+    letGo();
+    await busy;
+    await turn;
+    expect(again).toBe(true);
+    for (const task of ['T001', 'T002']) await a!.claims.release(task);
+  }, 20_000);
+
   it('release deletes only a claim that is still this run\'s', async () => {
     const { clones, clock, onRemote } = hosts(2, 1_000);
     const [a, b] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
