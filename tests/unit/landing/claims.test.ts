@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ClaimLostError } from '../../../lib/errors.ts';
+import { ClaimLostError, ClaimTakenError } from '../../../lib/errors.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { realDeps } from '../../../lib/deps.ts';
 import { refPart, RemoteClaims } from '../../../lib/landing/claims.ts';
@@ -65,7 +65,8 @@ describe('claims on the remote', () => {
     expect(stale).toBeUndefined();
     await a.claims.claim('T001', await a.seen('T001'));
     const held = execFileSync('git', ['ls-remote', 'origin', 'refs/ralph/feature%2Fx/claims/T001'], { cwd: a.dir, env: ENV, encoding: 'utf8' });
-    await expect(b.claims.claim('T001', stale)).rejects.toBeInstanceOf(ClaimLostError);
+    // Taken, not landed: what else b's look showed still stands (the loop picks from it again, no new fetch).
+    await expect(b.claims.claim('T001', stale)).rejects.toBeInstanceOf(ClaimTakenError);
     expect(execFileSync('git', ['ls-remote', 'origin', 'refs/ralph/feature%2Fx/claims/T001'], { cwd: a.dir, env: ENV, encoding: 'utf8' })).toBe(held);
     expect((await b.seen('T001'))!.run).toBe('run-1');
     a.claims.forget('T001');

@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { realDeps, type Deps } from '../../../lib/deps.ts';
+import { ClaimLostError, ClaimTakenError } from '../../../lib/errors.ts';
 import { remoteDock } from '../../../lib/landing/remote.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -103,7 +104,11 @@ describe('a look at the remote', () => {
     // Landed by the other host: given up, all the same without the lock.
     await b.dock.claim('T3', landed, async () => true);
     await land('T3');
-    await expect(a.dock.claim('T4', base, async () => true, async () => false)).rejects.toThrow(/^T4 was just landed by another host$/);
+    const gone = await a.dock.claim('T4', base, async () => true, async () => false).catch((error: unknown) => error);
+    expect(String(gone)).toMatch(/T4 was just landed by another host$/);
+    // Landed, not merely taken: the look it was picked from is out of date (the loop looks again).
+    expect(gone).toBeInstanceOf(ClaimLostError);
+    expect(gone).not.toBeInstanceOf(ClaimTakenError);
     // openAt cannot say (no copy of the source's file at that head): the main worktree decides, once the lock is free.
     await b.dock.claim('T5', landed, async () => true);
     const last = await land('T5');
