@@ -168,10 +168,8 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       lock.published = to;
     },
 
-    peek: () => fetch(),
-
-    async claim(taskId, seenAt, isOpen, openAt) {
-      if (!refs) return undefined;
+    async claim(taskId, seenAt, isOpen) {
+      if (!refs) return;
       const seen = (await refs.read()).find((claim) => claim.task === taskId);
       try {
         if (!(refs.holds(taskId) && seen && refs.isMine(seen))) await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
@@ -181,18 +179,14 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       }
       reached('claimed');
       const fetched = await fetch();
-      if (fetched === seenAt) return fetched;
-      // The head this fetch saw holds every landing that released a claim before this one. In the main worktree
-      // under the lock (a landing of this host's under way may show a tick it then takes back; a new look if
-      // it moved the head), or, beside a landing, that head as it is (openAt).
-      const open =
-        (await openAt?.(fetched)) ??
-        (await lock.run(async () => {
-          await (link.look?.head === fetched ? goTo(await main.head(), fetched) : this.target());
-          return isOpen();
-        }));
+      if (fetched === seenAt) return;
+      // Under the lock: a landing of this host's under way may show a tick it then takes back. The head this
+      // fetch saw holds every landing that released a claim before this one; a new look if this host's moved it.
+      const open = await lock.run(async () => {
+        await (link.look?.head === fetched ? goTo(await main.head(), fetched) : this.target());
+        return isOpen();
+      });
       if (!open) throw new ClaimLostError(`${taskId} was just landed by another host`);
-      return fetched;
     },
 
     lost: (taskId) => refs?.lostReason(taskId),

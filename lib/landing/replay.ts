@@ -7,7 +7,6 @@ import { matchesAny } from '../repo/paths.ts';
 /** Runs jobs one after another, in the order they asked; knows the feature branch's head between merges. */
 export class MergeLock {
   private tail: Promise<unknown> = Promise.resolve();
-  private pending = 0;
   /**
    * The feature branch's head as the last finished merge left it. A worker starts its next task from here
    * without waiting for the merges queued meanwhile (a merge moves the branch more than once).
@@ -19,15 +18,9 @@ export class MergeLock {
   }
 
   run<T>(job: () => Promise<T>): Promise<T> {
-    this.pending += 1;
     const next = this.tail.then(job, job);
-    this.tail = next.catch(() => undefined).then(() => void (this.pending -= 1));
+    this.tail = next.catch(() => undefined);
     return next;
-  }
-
-  /** Whether a job runs or waits (a landing under way: the main worktree is the landing's). */
-  get busy(): boolean {
-    return this.pending > 0;
   }
 }
 
@@ -67,25 +60,6 @@ export async function replayOnto(tree: Git, base: string, target: string, stateF
     if (!staged || stateFiles.length > 0) await tree.raw(['reset', '--hard', 'HEAD']);
   }
   return { head: (await tree.head())!, commits: replayed };
-}
-
-/**
- * A worker's commits (`base..HEAD` of its worktree) on `target`. Fast paths: when the agent made no commit of
- * its own, there is at most ralph's commit `own` (which leaves the state files out): none, already on
- * `target`, or one cherry-pick. Otherwise every commit is replayed without its state-file changes.
- */
-export async function workOnto(tree: Git, base: string, target: string, work: { own: string | undefined; agentCommitted: boolean }, stateFiles: readonly string[], marks: Record<string, string>): Promise<Replay> {
-  if (work.agentCommitted) return replayOnto(tree, base, target, stateFiles, marks);
-  if (!work.own) return { head: target, commits: 0 };
-  if (target === base) return { head: work.own, commits: 1 };
-  return pickOnto(tree, work.own, target);
-}
-
-/** A rebase made before the merge lock: onto `target`, from the worktree's `original` head. */
-export interface Early {
-  target: string;
-  original: string;
-  replay: Replay;
 }
 
 /** `commit` cherry-picked onto `target` as it is (author, message); on a conflict the worktree goes back to `commit`. */

@@ -62,16 +62,9 @@ export interface Dock {
    * decides: a claim made since makes this one fail); throws ClaimLostError when another run holds it.
    * `seenAt` is the shared head the caller's snapshot was read at: when the head moved since, the main
    * worktree goes there and `isOpen()` must still say yes, since a task landed just before the claim (its
-   * claim released in the same push) is done, not to redo. With `openAt`, that is asked of the head the
-   * claim saw instead (undefined: it cannot say), and the main worktree is left alone (a look beside a landing). Returns that head
-   * (remote claims), else undefined.
+   * claim released in the same push) is done, not to redo.
    */
-  claim(taskId: string, seenAt: string | undefined, isOpen: () => Promise<boolean>, openAt?: (head: string) => Promise<boolean | undefined>): Promise<string | undefined>;
-  /**
-   * Several hosts: the shared head and the claims fetched, the main worktree left where it is (a landing of
-   * this host's holds it): a look beside the landing reads the head elsewhere.
-   */
-  peek?(): Promise<string>;
+  claim(taskId: string, seenAt: string | undefined, isOpen: () => Promise<boolean>): Promise<void>;
   /** Why this run's claim of `taskId` is not its own any more (a renewal found it taken over); else undefined. */
   lost(taskId: string): string | undefined;
   /** Lets go of a claim (a failed, abandoned or interrupted task); nothing when none is held. */

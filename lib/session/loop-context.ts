@@ -47,5 +47,4 @@ export interface LoopScope {
 export type LoopContext = IterationScope & LandingScope & LoopScope;
 
 /** How an iteration started by the pool ended: its output, or the error that ended it. */
-/** An iteration's end; `key`: its entry in the pool's running iterations. */
-export type Ended = ({ slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown }) & { key?: number };
+export type Ended = { slot: number; task: Task; output: IterationOutput } | { slot: number; task: Task; error: unknown };

@@ -93,20 +93,6 @@ export function spread<T>(tasks: readonly T[], hostId: string | undefined, windo
 }
 
 /**
- * The next task for an idle worker, of the `startable` ones the source names (the parallel rules; one worker:
- * the ready ones) that `before` shows open and none holds (`busy`: running here, claimed elsewhere), read from
- * this host's place in the list. A source may judge what is startable from the main worktree, which a look
- * beside a landing did not read: `before` has the last word. Nothing startable while nothing runs (a
- * dependency written out of order): the source's own next task goes, alone.
- */
-export function nextTask(startable: readonly Task[], before: Snapshot, busy: ReadonlySet<string>, running: number, hostId: string | undefined, window: number): Task | undefined {
-  const open = new Set(before.remaining.map((task) => task.id));
-  let candidates = startable.filter((task) => open.has(task.id));
-  if (candidates.length === 0 && running === 0) candidates = before.ready.slice(0, 1);
-  return spread(candidates, hostId, window).find((task) => !busy.has(task.id));
-}
-
-/**
  * The tasks a run would start first (the dry run says them), up to `parallel`, none that a live claim holds:
  * what the loop picks for its idle workers (the source's order, or what may start side by side; several
  * hosts: side by side even with one worker, read from this host's place), minus the other hosts' tasks.
@@ -121,10 +107,8 @@ export function firstTasks(snapshot: Snapshot, workers: Pick<WorkerSupport, 'sta
 /** What a host sees before it picks: the source, and of the other hosts the shared head and what they hold. */
 export interface HostsLook {
   snapshot: Snapshot;
-  /** The shared head the main worktree is at now (several hosts); with `aside`, the one an idle worktree was read at. */
+  /** The shared head the main worktree is at now (several hosts). */
   at?: string;
-  /** Read beside a landing of this host's, in an idle worktree: a claim is checked there too (Pool.start). */
-  aside?: boolean;
   /** Tasks live claims of other runs hold. */
   elsewhere: Set<string>;
   /** Whether other hosts hold what is left, so that nothing to start here means wait, not stuck. */
@@ -138,12 +122,10 @@ export interface HostsLook {
  * enough: a claim is checked against the head anyway. Beads claims in its shared database: a bead in
  * progress while nothing runs here is another host's.
  */
-export async function lookAtHosts(dock: Dock | undefined, read: () => Promise<Snapshot>, aside?: () => Promise<{ at: string; snapshot: Snapshot } | undefined>): Promise<HostsLook> {
+export async function lookAtHosts(dock: Dock | undefined, read: () => Promise<Snapshot>): Promise<HostsLook> {
   if (!dock?.remote) return { snapshot: await read(), elsewhere: new Set(), othersHold: () => false };
-  // Beside a landing of this host's (`aside`, while tasks run here): the shared head read in a worker's idle worktree.
-  const beside = await aside?.();
-  const [at, snapshot] = beside ? [beside.at, beside.snapshot] : await dock.lock.run(async () => [await dock.target(1_000), await read()] as const);
+  const [at, snapshot] = await dock.lock.run(async () => [await dock.target(1_000), await read()] as const);
   const elsewhere = new Set((await dock.elsewhere()).keys());
   const database = dock.remote.claims === 'database';
-  return { at, snapshot, elsewhere, ...(beside ? { aside: true } : {}), othersHold: (runningHere) => elsewhere.size > 0 || (database && runningHere === 0 && snapshot.remaining.some((task) => task.status === 'in_progress')) };
+  return { at, snapshot, elsewhere, othersHold: (runningHere) => elsewhere.size > 0 || (database && runningHere === 0 && snapshot.remaining.some((task) => task.status === 'in_progress')) };
 }

@@ -45,12 +45,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       if (steer?.stop && running.size === 0) return ledger.finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
       if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && ledger.mayStart(signal)))) {
         // Several hosts: the main worktree at the remote's head first, so the source shows what they landed.
-        // Beside a landing of this host's, the look does not wait for it (Pool.lookAside).
-        const look = again && last ? last : await lookAtHosts(remote ? pool.dock : undefined, () => source.snapshot(), running.size > 0 ? () => pool.lookAside() : undefined);
+        const look = again && last ? last : await lookAtHosts(remote ? pool.dock : undefined, () => source.snapshot());
         last = look;
         again = false;
         pool.at = look.at;
-        pool.aside = look.aside === true;
         const before = look.snapshot;
         const othersHold = look.othersHold(running.size);
         ledger.doneAtStart ??= before.done.length;
@@ -76,14 +74,13 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const pause = ctx.usageWait.pending;
       if (pause) waits.push(pause.then(() => undefined));
       if (steer?.hold) waits.push(ctx.control!.changed().then(() => undefined));
-      if (running.size > 0 && !pool.single) waits.push(pool.freed());
       if (waits.length === 0) {
         // Nothing runs and nothing could start: every open task waits on one that cannot start.
         return ledger.finish('failed', ExitCode.failure, ledger.failure ?? source.explainStuck(ledger.lastSnapshot ?? (await source.snapshot())), ledger.lastSnapshot);
       }
       const ended = await Promise.race(waits);
       if (!ended) continue;
-      pool.release(ended);
+      pool.release(ended.slot);
       if ('error' in ended && ended.error instanceof ClaimTakenError && last) {
         last.elsewhere.add(ended.task.id);
         again = true;

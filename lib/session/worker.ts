@@ -2,15 +2,13 @@
 // offered to the landing queue (lib/landing/queue.ts), which lands it with the others ready at the same
 // time: its commits replayed onto the feature branch (this host's, or the remote's), gated with the batch,
 // then recorded in the main worktree's state files, committed with the work; anything else is kept on a branch.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
 import { isRalphFile, matchesAny } from '../repo/paths.ts';
-import { RalphError, RemoteUnreachableError } from '../errors.ts';
+import { errorMessage, RalphError, RemoteUnreachableError } from '../errors.ts';
 import { gitReason, type Git } from '../repo/git.ts';
 import type { Landed, Landing, Workspace } from '../iteration/workspace.ts';
-import type { IterationInfo, IterationResult, Snapshot, Task, TaskSource } from '../sources/types.ts';
-import { commitText, pickOnto, workOnto, type Early, type Replay } from '../landing/replay.ts';
+import type { IterationInfo, IterationResult, Task, TaskSource } from '../sources/types.ts';
+import { commitText, pickOnto, replayOnto, type Replay } from '../landing/replay.ts';
 import { taskState, trailers } from '../landing/state.ts';
 import type { Dock } from '../landing/types.ts';
 import type { GateResult } from '../gates.ts';
@@ -22,10 +20,6 @@ import { reached } from '../recovery/crash-points.ts';
 
 export interface WorkerOptions {
   tree: Worktree;
-  /** The worker (slot) this worktree serves, in trailers and events; the worktree's own number by default. */
-  worker?: number;
-  /** Its passing task is in the landing queue: the worker may start its next task in another worktree. */
-  queued?: () => void;
   worktrees: Worktrees;
   /** git of the main worktree (the feature branch). */
   main: Git;
@@ -43,30 +37,25 @@ export interface WorkerOptions {
 
 export interface WorkerWorkspace extends Workspace {
   readonly worker: number;
-  /** Its worktree's branch (ralph-worker/w<N>). */
-  readonly branch: string;
-  /**
-   * Resets the worktree for `taskId` to the feature branch's head (and the current state files); returns that
-   * head. `at` (several hosts, beside a landing): to that shared head, with its state files as committed there.
-   */
-  prepare(taskId: string, at?: string): Promise<string | undefined>;
-  /**
-   * The worktree (idle) at the shared head `at`, and the source as it shows there: a look beside a landing;
-   * undefined when that head holds no copy of the source's file (then only the main worktree can say).
-   */
-  lookAt(at: string): Promise<Snapshot | undefined>;
+  /** Resets the worktree for `taskId` to the feature branch's head (and the current state files); returns that head. */
+  prepare(taskId: string): Promise<string | undefined>;
   /** Keeps whatever the worktree holds that is not merged; the branch name, if anything was kept. */
   keepLeftovers(label: string | number): Promise<string | undefined>;
 }
 
+/** A rebase made before the merge lock: onto `target`, from the worktree's `original` head. */
+interface Early {
+  target: string;
+  original: string;
+  replay: Replay;
+}
+
 export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   const { tree, worktrees, main, source, dock } = options;
-  const worker = options.worker ?? tree.worker;
   const lock = dock.lock;
   const queue = landingQueue<Landed>(dock);
   const stateFiles = (): string[] => source.workers.stateFiles();
-  let currentTask = `w${worker}`;
-  let untouched = false; // reset by lookAt() and only read since
+  let currentTask = `w${tree.worker}`;
 
   const guard = options.guard?.forWorktree();
   /** What the worktree held but no commit of ralph's took, once copied out of it (it is emptied after each task). */
@@ -79,14 +68,23 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     const dirty = (await tree.git.state()).changed.filter((file) => !isRalphFile(file) && !matchesAny(file, state));
     const set = guard ? guard.decide(tree.dir, dirty) : { paths: dirty, leftOut: [] };
     leftOut = set.leftOut;
-    saved = keepLeftOutFiles(options.worktrees.root, tree.dir, leftOut, `${options.sessionId}/w${worker}-i${iteration}`);
+    saved = keepLeftOutFiles(options.worktrees.root, tree.dir, leftOut, `${options.sessionId}/w${tree.worker}-i${iteration}`);
     return tree.git.commitPaths(set.paths, message, extra, { noVerify: true });
   };
 
-  /** The worker's commits on the feature branch's head `target` (replay.ts workOnto). */
-  const rebase = (target: string, own: string | undefined, agentCommitted: boolean): Promise<Replay> =>
+  /**
+   * The worker's commits on the feature branch's head `target`. Fast paths: when the agent made no commit of
+   * its own, there is at most ralph's commit (which leaves the state files out): none, already on `target`,
+   * or one cherry-pick. Otherwise every commit is replayed without its state-file changes.
+   */
+  const rebase = async (target: string, own: string | undefined, agentCommitted: boolean): Promise<Replay> => {
     // Several hosts: the agent's own commits say which host and worker landed them, like ralph's (state.ts).
-    workOnto(tree.git, tree.base!, target, { own, agentCommitted }, stateFiles(), dock.remote ? { 'Ralph-Task': currentTask, 'Ralph-Worker': `w${worker}`, 'Ralph-Host': dock.remote.host } : {});
+    const marks: Record<string, string> = dock.remote ? { 'Ralph-Task': currentTask, 'Ralph-Worker': `w${tree.worker}`, 'Ralph-Host': dock.remote.host } : {};
+    if (agentCommitted) return replayOnto(tree.git, tree.base!, target, stateFiles(), marks);
+    if (!own) return { head: target, commits: 0 };
+    if (target === tree.base) return { head: own, commits: 1 };
+    return pickOnto(tree.git, own, target);
+  };
 
   /** Keeps the worktree's unmerged work on a branch, then empties the worktree back to its base. */
   const keep = async (iteration: number | string): Promise<string | undefined> => {
@@ -122,7 +120,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   };
 
   // How the task's state is recorded on the feature branch (and, several hosts, published): lib/landing/state.ts.
-  const state = taskState({ dock, source, main, stateFiles, worker, ...(options.guard ? { guard: options.guard } : {}), leftOut: (items) => leftOut.push(...items) });
+  const state = taskState({ dock, source, main, stateFiles, worker: tree.worker, ...(options.guard ? { guard: options.guard } : {}), leftOut: (items) => leftOut.push(...items) });
   const recordFailure = (task: Task, result: IterationResult, info: IterationInfo): Promise<void> => lock.run(() => state.recordFailure(task, result, info));
 
   /** The worktree back at the agent's own work (`original`), after a replay onto a head it did not land on. */
@@ -151,7 +149,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
     let tried: Resolved | undefined;
     let stacked: { onto: string; replay: Replay } | undefined;
     let settled: { at: IterationInfo; target: string; head: string } | undefined;
-    const message = (iteration: number): string => commitText(`ralph: ${task.id} ${task.title}`, trailers(task, iteration, worker, dock.remote?.host));
+    const message = (iteration: number): string => commitText(`ralph: ${task.id} ${task.title}`, trailers(task, iteration, tree.worker, dock.remote?.host));
     const resolved = (): string | undefined => (tried && 'head' in tried ? tried.head : undefined);
     /** The work on `onto`: the early rebase when it went there, the agent's resolution, or a new replay. */
     const replayOn = async (onto: string): Promise<Replay> => {
@@ -172,7 +170,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         before = dock.remote ? await main.head() : undefined;
       },
       async stack(onto) {
-        if (!tree.base) throw new RalphError(`worker ${worker} cannot merge back: no base commit`);
+        if (!tree.base) throw new RalphError(`worker ${tree.worker} cannot merge back: no base commit`);
         let replay = await replayOn(onto);
         if ('conflict' in replay && options.resolve && !tried) {
           // A short agent run on the new head costs less than the whole task again: the markers are its to settle.
@@ -231,8 +229,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
   };
 
   return {
-    worker,
-    branch: tree.branch,
+    worker: tree.worker,
     cwd: tree.dir,
     git: tree.git,
     env: () => source.workers.env(tree.dir),
@@ -242,20 +239,9 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       return source.workers.snapshotAt(tree.dir, purpose);
     },
 
-    async lookAt(at) {
-      // Read-only since its last reset there (a look, a claim's check): as it is.
-      if (!(untouched && tree.base === at)) await worktrees.reset(tree, at, []);
-      untouched = true;
-      const file = stateFiles()[0];
-      return file && existsSync(path.join(tree.dir, file)) ? source.workers.snapshotAt(tree.dir) : undefined;
-    },
-
-    async prepare(taskId: string, at?: string) {
+    async prepare(taskId: string) {
       currentTask = taskId;
       queue.withdraw(tree.worker);
-      const fresh = untouched && tree.base === at;
-      untouched = false;
-      if (at) return (fresh || (await worktrees.reset(tree, at, [])), at);
       const reset = async (): Promise<string | undefined> => {
         const base = lock.published ?? (await main.head());
         if (base) await worktrees.reset(tree, base, stateFiles());
@@ -279,13 +265,11 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       }
       if (result.kind === 'pass') {
         const agentCommitted = landing.head !== undefined && landing.head !== tree.base;
-        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, worker, dock.remote?.host), info.iteration);
+        const own = await commitLeftovers(`ralph: ${task.id} ${task.title}`, trailers(task, info.iteration, tree.worker, dock.remote?.host), info.iteration);
         if (own) reached('work_committed', { iteration: info.iteration, commit: own });
         const early = await rebaseEarly(own, agentCommitted);
         // Landed with whatever other workers have ready meanwhile, as one batch (lib/landing/queue.ts).
-        const offered = queue.offer(candidate(landing, own, agentCommitted, early), tree.worker);
-        options.queued?.();
-        const landed = await offered;
+        const landed = await queue.offer(candidate(landing, own, agentCommitted, early), tree.worker);
         // The worktree follows the feature branch, so nothing it holds looks unmerged at the end (or to the
         // sweep after a kill -9). Its own worktree: done after the merge lock is released, so the next
         // worker's merge does not wait for it (a kill in between at worst keeps a copy on a branch).
@@ -297,4 +281,20 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
       return { kept, head: tree.base, leftOut: takeLeftOut() };
     },
   };
+}
+
+/** At the end of a run: what each worker could not merge (an interruption) is kept on a branch; then the worktrees go. */
+export async function closeWorkers(workers: readonly WorkerWorkspace[], worktrees: Worktrees, warn: (message: string) => void): Promise<void> {
+  const done: Worktree[] = [];
+  for (const worker of workers) {
+    try {
+      const kept = await worker.keepLeftovers('interrupted');
+      if (kept) warn(`worker ${worker.worker} was interrupted: its unmerged work is kept on branch ${kept}`);
+    } catch (error) {
+      warn(`could not keep the work of worker ${worker.worker}: ${errorMessage(error)} (its worktree ${worker.cwd} is left in place)`);
+      continue;
+    }
+    done.push({ worker: worker.worker, dir: worker.cwd, branch: `ralph-worker/w${worker.worker}`, git: worker.git });
+  }
+  for (const refused of await worktrees.removeAll(done)) warn(refused);
 }

@@ -7,7 +7,6 @@ import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } fro
 import { Git, gitReason } from '../repo/git.ts';
 import { excludeFromGit } from '../repo/exclude.ts';
 import { matchesAny } from '../repo/paths.ts';
-import { errorMessage } from '../errors.ts';
 
 export const WORKTREES_DIR = path.join('.ralph', 'worktrees');
 export const WORKER_BRANCH_PREFIX = 'ralph-worker/';
@@ -257,29 +256,4 @@ function copyState(root: string, dir: string, stateFiles: readonly string[]): vo
     mkdirSync(path.dirname(to), { recursive: true });
     cpSync(from, to, { recursive: lstatSync(from).isDirectory() });
   }
-}
-
-/** A worktree as its worker holds it at the end of a run: its unmerged work may still be kept. */
-export interface WorkerTree {
-  readonly worker: number;
-  readonly cwd: string;
-  readonly branch: string;
-  readonly git: Git;
-  keepLeftovers(label: string): Promise<string | undefined>;
-}
-
-/** At the end of a run: what each worker could not merge (an interruption) is kept on a branch; then the worktrees go. */
-export async function closeWorkers(workers: readonly WorkerTree[], worktrees: Worktrees, warn: (message: string) => void): Promise<void> {
-  const done: Worktree[] = [];
-  for (const worker of workers) {
-    try {
-      const kept = await worker.keepLeftovers('interrupted');
-      if (kept) warn(`worker ${worker.worker} was interrupted: its unmerged work is kept on branch ${kept}`);
-    } catch (error) {
-      warn(`could not keep the work of worker ${worker.worker}: ${errorMessage(error)} (its worktree ${worker.cwd} is left in place)`);
-      continue;
-    }
-    done.push({ worker: worker.worker, dir: worker.cwd, branch: worker.branch, git: worker.git });
-  }
-  for (const refused of await worktrees.removeAll(done)) warn(refused);
 }

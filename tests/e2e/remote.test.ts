@@ -194,31 +194,6 @@ describe('--remote: several hosts on one feature', () => {
     expect(agentCalls(two)).toHaveLength(0);
   }, 120_000);
 
-  it('two workers: a worker whose task waits to land starts its next one meanwhile (the first landing held by a hook until then)', async () => {
-    sandbox = makeSandbox({ branch: 'ralph/demo' });
-    prdProject(sandbox, prdStories(3));
-    const landing = path.join(sandbox.root, 'first-landing');
-    // US-003 ends only once the first landing is under way: whichever two stories start first (the host's own
-    // order), one lands while the other is still at work or waits to land; no slot is free then but by going on.
-    scenario(sandbox, [1, 2, 3].map((n) => ({ match: `Task: **US-00${n}**`, steps: [{ write: { [`story-${n}.txt`]: `story ${n}\n` }, ...(n === 3 ? { awaitFiles: [landing] } : {}), lines: [report('completed')] }] })));
-    cluster = await makeHosts(sandbox, 1);
-    const [host] = cluster.hosts as [Sandbox];
-    // The first landing fast-forwards the main worktree to a task's commit (post-merge): held there, under the
-    // merge lock, until a third agent has started (its call in the agent's log), for 15 s at most.
-    const seen = path.join(sandbox.root, 'hook.txt');
-    const hook = ['#!/bin/sh', "git log -1 --format=%B HEAD | grep -q '^Ralph-Task: ' || exit 0", `[ -e ${JSON.stringify(landing)} ] && exit 0`, `touch ${JSON.stringify(landing)}`, 'i=0', 'while [ $i -lt 150 ]; do', `  [ "$(wc -l < ${JSON.stringify(host.agentLog)})" -ge 3 ] && { echo started >> ${JSON.stringify(seen)}; exit 0; }`, '  sleep 0.1; i=$((i+1))', 'done', `echo 'not started' >> ${JSON.stringify(seen)}`, ''];
-    writeFileSync(path.join(host.repo, '.git', 'hooks', 'post-merge'), hook.join('\n'), { mode: 0o755 });
-    const result = await runRalph(host, ['--remote', 'origin', '--parallel', '2', '--json', ...FAST]);
-    expect(result.code, result.stderr).toBe(0);
-    expect(readFileSync(seen, 'utf8').trim().split('\n')).toEqual(['started']);
-    expect(storiesRun(host).sort()).toEqual(['US-001', 'US-002', 'US-003']);
-    const prd = JSON.parse(cluster.remote(['show', 'ralph/demo:prd.json']));
-    expect(prd.userStories.every((story: { passes: boolean }) => story.passes)).toBe(true);
-    expect(cluster.remote(['for-each-ref', 'refs/ralph/'])).toBe('');
-    // The worktrees it took beside the first two are gone with them.
-    expect(execFileSync('git', ['worktree', 'list'], { cwd: host.repo, encoding: 'utf8' }).trim().split('\n')).toHaveLength(1);
-  }, 120_000);
-
   it("an agent's own commit of an environment file: not landed, and its kept branch stays in this clone, never pushed", async () => {
     sandbox = makeSandbox({ branch: 'ralph/demo' });
     prdProject(sandbox, prdStories(1));

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgv } from '../../../lib/cli/argv.ts';
 import { resolveConfig } from '../../../lib/config/index.ts';
-import { endLoop, nextTask, pollMs, spread } from '../../../lib/session/loop-end.ts';
+import { endLoop, pollMs, spread } from '../../../lib/session/loop-end.ts';
 
 const config = (argv: string[]) => resolveConfig({ flags: parseArgv(argv).flags, env: {}, file: {}, passthrough: [] });
 
@@ -33,23 +33,6 @@ describe('several hosts: the loop', () => {
       expect(order.slice(4)).toEqual(['e', 'f']); // the source's order beyond the window
       expect(spread(tasks, host, 4)).toEqual(order); // the same host, the same place
     }
-  });
-
-  it('the next task: of what the source calls startable, only what the look shows open and nobody holds; alone when nothing may start', () => {
-    const task = (id: string) => ({ id, title: id, status: 'open' });
-    const [t1, t2, t3, t4] = ['T1', 'T2', 'T3', 'T4'].map(task) as [ReturnType<typeof task>, ReturnType<typeof task>, ReturnType<typeof task>, ReturnType<typeof task>];
-    // The look (read beside a landing, at the shared head) shows T1 and T2 done; the source, reading the main
-    // worktree the landing holds, still calls them startable.
-    const look = { ready: [t3, t4], remaining: [t3, t4], done: [t1, t2] };
-    expect(nextTask([t1, t2, t3, t4], look, new Set(), 1, undefined, 1)?.id).toBe('T3');
-    expect(nextTask([t1, t2, t3, t4], look, new Set(['T3']), 1, undefined, 1)?.id).toBe('T4');
-    expect(nextTask([t1, t2], look, new Set(), 1, undefined, 1)).toBeUndefined();
-    // Nothing startable side by side and nothing running: the source's own next task, unless held.
-    expect(nextTask([], look, new Set(), 0, undefined, 1)?.id).toBe('T3');
-    expect(nextTask([], look, new Set(['T3']), 0, undefined, 1)).toBeUndefined();
-    // From this host's place in the list.
-    const all = { ready: [t1, t2, t3, t4], remaining: [t1, t2, t3, t4], done: [] };
-    expect(nextTask([t1, t2, t3, t4], all, new Set(), 1, 'host-b', 4)?.id).toBe(spread([t1, t2, t3, t4], 'host-b', 4)[0]!.id);
   });
 
   it('who landed what: this host from its records, the others from the tasks done meanwhile', () => {
