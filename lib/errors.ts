@@ -100,5 +100,8 @@ export class LockHeldError extends RalphError {}
 /** A beads task was taken by someone else between `bd ready` and a worker's claim: the loop picks another. */
 export class ClaimLostError extends RalphError {}
 
+/** --remote: another run claimed the task first (the server said so); what else the look showed still stands. */
+export class ClaimTakenError extends ClaimLostError {}
+
 /** --remote: the remote did not answer for longer than --remote-wait (lib/landing/remote.ts). */
 export class RemoteUnreachableError extends RalphError {}

@@ -5,7 +5,7 @@
 // by a delete under the same condition, or together with the landing push (--atomic, see remote.ts).
 import { spawnSync } from 'node:child_process';
 import { quietEnv, type Git } from '../repo/git.ts';
-import { ClaimLostError, RalphError } from '../errors.ts';
+import { ClaimTakenError, RalphError } from '../errors.ts';
 import { RELEASE_NOW_MS } from '../process/cleanup.ts';
 import { parsePushOutcome } from './push-outcome.ts';
 import type { RemoteGit } from './remote-git.ts';
@@ -124,18 +124,20 @@ export class RemoteClaims {
 
   /**
    * Claims `taskId`, given the claim the last fetch saw (if any): a live claim of another run is refused;
-   * an expired one is taken over only if it is still the very commit seen. Throws ClaimLostError when the
+   * an expired one is taken over only if it is still the very commit seen. Throws ClaimTakenError when the
    * server gave it to someone else; a remote that does not answer is returned for the caller to wait on.
    */
   claim(taskId: string, seen: Claim | undefined): Promise<string | undefined> {
-    return this.serial(async () => {
-      if (seen && !this.isMine(seen) && !this.expired(seen)) throw new ClaimLostError(`${taskId} is held by ${describeHolder(seen)} since ${clock(seen.since)}`);
+    // A task this run holds no claim of: its ref is none a landing or a renewal pushes, so it waits for none.
+    const inTurn = <T>(job: () => Promise<T>): Promise<T> => (this.held.has(taskId) ? this.serial(job) : job());
+    return inTurn(async () => {
+      if (seen && !this.isMine(seen) && !this.expired(seen)) throw new ClaimTakenError(`${taskId} is held by ${describeHolder(seen)} since ${clock(seen.since)}`);
       const since = this.o.now();
       const sha = await this.commit(taskId, since);
       const ref = `${this.prefix}${refPart(taskId)}`;
       const pushed = parsePushOutcome(await this.o.git(['push', '--porcelain', '--no-verify', this.o.remote, `--force-with-lease=${ref}:${seen?.sha ?? ''}`, `${sha}:${ref}`]), { claim: ref });
       if (pushed.kind === 'unreachable') return pushed.why;
-      if (pushed.kind === 'lost') throw new ClaimLostError(`another host claimed ${taskId} first`);
+      if (pushed.kind === 'lost') throw new ClaimTakenError(`another host claimed ${taskId} first`);
       if (pushed.kind !== 'landed') throw new RalphError(`could not claim ${taskId} on ${this.o.remote}: ${pushed.why}`);
       if (seen && !this.isMine(seen)) this.o.warn(`took over ${taskId} from ${describeHolder(seen)}: its claim was not renewed for ${Math.round((this.o.now() - seen.renewedAt) / 1000)} s (lease ${Math.round((seen.leaseMs ?? this.o.leaseMs) / 1000)} s)`);
       this.hold(taskId, sha, since);

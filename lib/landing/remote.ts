@@ -7,11 +7,11 @@
 // kept where. A clone whose own landing was cut short (a killed run) replays it when it joins (unpushed.ts).
 import type { Config } from '../config/index.ts';
 import type { Deps } from '../deps.ts';
-import { ClaimLostError, RalphError, RemoteUnreachableError } from '../errors.ts';
+import { ClaimLostError, RalphError } from '../errors.ts';
 import { gitReason, type Git } from '../repo/git.ts';
-import { backoffDelays } from '../retry.ts';
 import { RemoteClaims, type Holder } from './claims.ts';
-import { mustWork, noAnswer, remoteGit, type RemoteGit } from './remote-git.ts';
+import { mustWork, noAnswer, remoteGit } from './remote-git.ts';
+import { remoteLink } from './remote-link.ts';
 import { parsePushOutcome, type PushOutcome } from './push-outcome.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
@@ -62,75 +62,17 @@ export async function joinRemote(o: { main: Git; root: string; target: RemoteTar
 
 export function remoteDock(o: RemoteOptions): RemoteDock {
   const { main, target } = o;
-  const git: RemoteGit = remoteGit(o.deps, main.cwd);
   const lock = new MergeLock(o.head);
+  const git = remoteGit(o.deps, main.cwd);
   const refs = target.claims === 'refs' ? new RemoteClaims({ main, git, remote: target.name, branch: target.branch, me: o.me, leaseMs: o.leaseMs, now: () => o.deps.now(), warn: o.warn, env: o.deps.env }) : undefined;
-  const tracking = `refs/remotes/${target.name}/${target.branch}`;
-  let outage: { since: number; delays: Iterator<number> } | undefined;
-  /** The remote's head as this clone last saw it (a fetch, a landing push), and when. */
-  let look: { head: string; at: number } | undefined;
-  // The fetches and the landing push of this clone, one at a time: both update its remote-tracking refs, and
-  // git refuses a ref another of its processes holds locked ("cannot lock ref").
-  let traffic: Promise<unknown> = Promise.resolve();
-  const oneAtATime = <T>(job: () => Promise<T>): Promise<T> => {
-    const next = traffic.then(job, job);
-    traffic = next.catch(() => undefined);
-    return next;
-  };
-
-  /** Runs `op` until the remote answers; waits with backoff meanwhile, and gives up past --remote-wait. */
-  const reach = async <T>(what: string, op: () => Promise<{ noAnswer?: string; value?: T }>): Promise<T> => {
-    for (;;) {
-      const result = await op();
-      if (!result.noAnswer) {
-        if (outage) o.info(`${target.name} answers again after ${Math.round((o.deps.now() - outage.since) / 1000)} s`);
-        outage = undefined;
-        return result.value as T;
-      }
-      const now = o.deps.now();
-      if (!outage) {
-        outage = { since: now, delays: backoffDelays({ baseMs: 1_000, maxMs: 30_000, random: () => 0.5 + o.deps.random() / 2 }) };
-        o.warn(`${target.name} does not answer (${result.noAnswer}): ${what} waits and tries again for up to ${Math.round(o.waitMs / 1000)} s`);
-      }
-      if (now - outage.since >= o.waitMs) throw new RemoteUnreachableError(`${target.name} did not answer for ${Math.round((now - outage.since) / 1000)} s (${result.noAnswer}) while ${what}`);
-      await o.deps.sleep(Math.min(outage.delays.next().value, Math.max(0, outage.since + o.waitMs - now)), o.signal);
-    }
-  };
+  const link = remoteLink({ ...o, git, ...(refs ? { claimsSpec: refs.fetchSpec } : {}) });
+  const { tracking, oneAtATime, reach, fetch, pushBranch } = link;
 
   /** The main worktree fast-forwarded to `head`; why not, when git refused (the user's changes in the way). */
   const forward = async (head: string): Promise<string | undefined> => {
     const moved = await main.attempt(['merge', '--ff-only', '--no-stat', head]);
     return moved.ok ? undefined : gitReason(moved.output);
   };
-
-  /** This clone's `sha` pushed as the feature branch (never forced): what the server did with it. */
-  const pushBranch = async (sha: string): Promise<PushOutcome> => {
-    const branchRef = `refs/heads/${target.branch}`;
-    return parsePushOutcome(await oneAtATime(() => git(['push', '--porcelain', '--no-verify', target.name, `${sha}:${branchRef}`])), { branch: branchRef });
-  };
-
-  /**
-   * Fetches the branch and the claims; the remote head. The cheapest look too: the server lists only these
-   * refs and sends a pack only when one moved (`git ls-remote` gets every ref of the remote, refs/pull/*…).
-   */
-  const fetch = (): Promise<string> =>
-    reach(`fetching ${target.name}/${target.branch}`, async () => {
-      // Nothing ralph reads is in FETCH_HEAD; auto-maintenance, a process per fetch, runs with ralph's commits.
-      const args = ['fetch', '--prune', '--no-tags', '--quiet', '--no-write-fetch-head', '--no-auto-maintenance', target.name, `+refs/heads/${target.branch}:${tracking}`, ...(refs ? [refs.fetchSpec] : [])];
-      let result = await oneAtATime(() => git(args));
-      // A worker's worktree being added meanwhile has a placeholder HEAD (or no commondir yet) for a moment,
-      // which fetch's connectivity check trips on; a git of the user's may hold a ref: a moment later all are gone.
-      for (let again = 0; again < 5 && /bad object .*worktrees\/|worktrees\/[^/\s]+\/commondir|cannot lock ref/.test(result.stderr); again += 1) {
-        await o.deps.sleep(50 * (again + 1), o.signal);
-        result = await oneAtATime(() => git(args));
-      }
-      const why = noAnswer(result);
-      if (why) return { noAnswer: why };
-      mustWork(result, `git fetch ${target.name} ${target.branch}`);
-      const head = (await main.raw(['rev-parse', '--verify', tracking])).trim();
-      look = { head, at: o.deps.now() };
-      return { value: head };
-    });
 
   /**
    * The claims an earlier run of this clone left (killed before it released them) go, once whatever it had
@@ -165,7 +107,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
 
     async target(freshMs) {
       const mine = await main.head();
-      if (freshMs !== undefined && look && look.head === mine && o.deps.now() - look.at <= freshMs) return mine;
+      if (freshMs !== undefined && link.look && link.look.head === mine && o.deps.now() - link.look.at <= freshMs) return mine;
       return goTo(mine, await fetch());
     },
 
@@ -205,7 +147,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
           for (const taskId of taskIds) await refs?.released(taskId);
           if (refs) reached('claim_released');
           lock.published = head;
-          look = { head, at: o.deps.now() };
+          link.look = { head, at: o.deps.now() };
           return { kind: 'landed' };
         case 'lost': {
           const taskId = taskIds.find((id) => refs?.refOf(id) === outcome.ref) ?? taskIds[0]!;
@@ -232,7 +174,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       try {
         if (!(refs.holds(taskId) && seen && refs.isMine(seen))) await reach(`claiming ${taskId}`, async () => ({ noAnswer: await refs.claim(taskId, seen) }));
       } catch (error) {
-        look = undefined; // the claims this clone saw are out of date: the next look fetches
+        link.look = undefined; // the claims this clone saw are out of date: the next look fetches
         throw error;
       }
       reached('claimed');
@@ -241,7 +183,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
       // Under the lock: a landing of this host's under way may show a tick it then takes back. The head this
       // fetch saw holds every landing that released a claim before this one; a new look if this host's moved it.
       const open = await lock.run(async () => {
-        await (look?.head === fetched ? goTo(await main.head(), fetched) : this.target());
+        await (link.look?.head === fetched ? goTo(await main.head(), fetched) : this.target());
         return isOpen();
       });
       if (!open) throw new ClaimLostError(`${taskId} was just landed by another host`);
@@ -300,7 +242,7 @@ export function remoteDock(o: RemoteOptions): RemoteDock {
         const resumed = await resumeLanding({ main, remote: target.name, branch: target.branch, host: target.host, run: o.me.run, stateFiles: o.stateFiles?.() ?? [], fetch, push: pushBranch, share: (branch) => dock.share(branch), dropLeftBehind: async (tasks) => (await refs?.dropLeftBehind(tasks)) ?? [] }, mine, head);
         if (resumed) {
           lock.published = resumed.head;
-          look = { head: resumed.head, at: o.deps.now() };
+          link.look = { head: resumed.head, at: o.deps.now() };
           return [...messages, resumed.message, ...(await dropLeftBehind())];
         }
       }

@@ -4,11 +4,11 @@
 // loop either way: N = 1 is a pool of one. Its parts: what it runs with (loop-context.ts), what it decides
 // (ledger.ts), how workers are fed (pool.ts), and here how it waits for them and for the remote.
 import { mkdirSync } from 'node:fs';
-import { abortError, ExitCode } from '../errors.ts';
+import { abortError, ClaimTakenError, ExitCode } from '../errors.ts';
 import { createHookRuns } from './hooks.ts';
 import { Ledger } from './ledger.ts';
 import type { Ended, LoopContext } from './loop-context.ts';
-import { lookAtHosts, pollMs, type LoopResult } from './loop-end.ts';
+import { lookAtHosts, pollMs, type HostsLook, type LoopResult } from './loop-end.ts';
 import { Pool } from './pool.ts';
 import { Reruns } from './reruns.ts';
 
@@ -31,6 +31,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
   const pool = await Pool.open(ctx, signal, ledger);
   const { running, idle, remote } = pool;
   let looks = 0; // looks in a row at the remote with nothing to start (several hosts): each waits longer
+  // The last look, and whether the next pass picks from it again: a claim another host won first takes
+  // nothing from the rest of what it showed (the server decides each claim), so it costs no new look.
+  let last: HostsLook | undefined;
+  let again = false;
 
   try {
     for (;;) {
@@ -41,7 +45,9 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       if (steer?.stop && running.size === 0) return ledger.finish('interrupted', ExitCode.interrupted, steer.stop, await source.snapshot());
       if (!steer?.hold && !signal.aborted && (running.size === 0 || (idle.length > 0 && ledger.mayStart(signal)))) {
         // Several hosts: the main worktree at the remote's head first, so the source shows what they landed.
-        const look = await lookAtHosts(remote ? pool.dock : undefined, () => source.snapshot());
+        const look = again && last ? last : await lookAtHosts(remote ? pool.dock : undefined, () => source.snapshot());
+        last = look;
+        again = false;
         pool.at = look.at;
         const before = look.snapshot;
         const othersHold = look.othersHold(running.size);
@@ -75,6 +81,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopResult> {
       const ended = await Promise.race(waits);
       if (!ended) continue;
       pool.release(ended.slot);
+      if ('error' in ended && ended.error instanceof ClaimTakenError && last) {
+        last.elsewhere.add(ended.task.id);
+        again = true;
+      }
       const output = ledger.record(ended, (error) => control.abort(error));
       if (output && pool.single) pool.head = output.head;
     }

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ClaimLostError } from '../../../lib/errors.ts';
+import { ClaimLostError, ClaimTakenError } from '../../../lib/errors.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { realDeps } from '../../../lib/deps.ts';
 import { refPart, RemoteClaims } from '../../../lib/landing/claims.ts';
@@ -76,7 +76,8 @@ describe('claims on the remote', () => {
     expect(stale).toBeUndefined();
     await a.claims.claim('T001', await a.seen('T001'));
     const held = execFileSync('git', ['ls-remote', 'origin', 'refs/ralph/feature%2Fx/claims/T001'], { cwd: a.dir, env: ENV, encoding: 'utf8' });
-    await expect(b.claims.claim('T001', stale)).rejects.toBeInstanceOf(ClaimLostError);
+    // Taken, not landed: what else b's look showed still stands (the loop picks from it again, no new fetch).
+    await expect(b.claims.claim('T001', stale)).rejects.toBeInstanceOf(ClaimTakenError);
     expect(execFileSync('git', ['ls-remote', 'origin', 'refs/ralph/feature%2Fx/claims/T001'], { cwd: a.dir, env: ENV, encoding: 'utf8' })).toBe(held);
     expect((await b.seen('T001'))!.run).toBe('run-1');
     a.claims.forget('T001');
@@ -100,6 +101,27 @@ describe('claims on the remote', () => {
     b!.claims.forget('T001');
     c!.claims.forget('T001');
   });
+
+  it("a new claim does not wait behind the clone's pushes of the claims it holds (a landing's push, a renewal)", async () => {
+    const { clones, onRemote } = hosts(1);
+    const [a] = clones as Array<ReturnType<typeof hosts>['clones'][number]>;
+    await a!.claims.claim('T001', undefined);
+    // The queue of this clone's pushes of held claims is busy (a landing's push in flight) until let go.
+    let letGo!: () => void;
+    const busy = a!.claims.serial(() => new Promise<void>((resolve) => (letGo = resolve)));
+    expect(await a!.claims.claim('T002', undefined)).toBeUndefined();
+    expect(onRemote()).toEqual(['refs/ralph/feature%2Fx/claims/T001', 'refs/ralph/feature%2Fx/claims/T002']);
+    // A claim it holds already (claimed again) waits its turn, behind that push.
+    let again = false;
+    const turn = a!.claims.claim('T001', await a!.seen('T001')).then(() => (again = true));
+    for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(again).toBe(false);
+    letGo();
+    await busy;
+    await turn;
+    expect(again).toBe(true);
+    for (const task of ['T001', 'T002']) await a!.claims.release(task);
+  }, 20_000);
 
   it('release deletes only a claim that is still this run\'s', async () => {
     const { clones, clock, onRemote } = hosts(2, 1_000);

@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { realDeps, type Deps } from '../../../lib/deps.ts';
+import { ClaimLostError, ClaimTakenError } from '../../../lib/errors.ts';
 import { remoteDock } from '../../../lib/landing/remote.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -72,7 +73,11 @@ describe('a look at the remote', () => {
     // Landed by the other host: the claim is given up (ClaimLostError), the main worktree at that head all the same.
     await b.dock.claim('T3', landed, async () => true);
     const next = await land('T3');
-    await expect(a.dock.claim('T4', landed, async () => false)).rejects.toThrow(/^T4 was just landed by another host$/);
+    const gone = await a.dock.claim('T4', landed, async () => false).catch((error: unknown) => error);
+    expect(String(gone)).toMatch(/T4 was just landed by another host$/);
+    // Landed, not merely taken: the look it was picked from is out of date (the loop looks again).
+    expect(gone).toBeInstanceOf(ClaimLostError);
+    expect(gone).not.toBeInstanceOf(ClaimTakenError);
     expect(await a.main.head()).toBe(next);
     // A landing always fetches, however recent the last look: it starts from the remote's real head.
     expect(await remoteCalls('a', () => a.dock.lock.run(() => a.dock.target()), 0)).toEqual(['fetch']);
