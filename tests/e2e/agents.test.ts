@@ -66,28 +66,20 @@ describe('usage limits', () => {
     expect(result.stderr).toMatch(/usage limit resets at \d{4}-\d\d-\d\d 02:26:00, .* longer than --max-wait 1\.0s/);
     expect(agentCalls(sandbox)).toHaveLength(1);
   });
-
-  it('treats a 5-hour-limit text inside the prompt or a timeout as what it is, not a usage limit', async () => {
-    sandbox = makeSandbox();
-    seedBeads(sandbox, standardEpic(1));
-    scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl', marker: 'STARTED' }]);
-    const result = await runRalph(sandbox, ['--prompt', "Mind the 5-hour limit · resets 3:22am (UTC)", '--idle-timeout', IDLE, '--json', ...FAST]);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/attempt 1 failed \(timeout\)/);
-    expect(result.stderr).not.toMatch(/usage limit: waiting/);
-    const summary = JSON.parse(result.stdout);
-    expect(summary.records.map((r: { outcome: string }) => r.outcome)).toEqual(['fail', 'pass']);
-  });
 });
 
 describe('time bounds and the process tree', () => {
-  it('ends a hung agent on the idle timeout, kills its SIGTERM-ignoring grandchild, and carries on', async () => {
+  // One run checks both: the hung agent's prompt holds a usage limit's words, which must not pass for one.
+  it('ends a hung agent on the idle timeout, kills its SIGTERM-ignoring grandchild, and carries on; treats a 5-hour-limit text inside the prompt or a timeout as what it is, not a usage limit', async () => {
     sandbox = makeSandbox();
     seedBeads(sandbox, standardEpic(1));
     scenario(sandbox, [{ replay: 'claude-ok.jsonl', hang: true, ignoreTerm: true, grandchild: true }, { run: close('ws-9w6.2'), replay: 'claude-ok.jsonl', marker: 'STARTED' }]);
-    const result = await runRalph(sandbox, ['--idle-timeout', IDLE, '--json', ...FAST]);
+    const result = await runRalph(sandbox, ['--prompt', "Mind the 5-hour limit · resets 3:22am (UTC)", '--idle-timeout', IDLE, '--json', ...FAST]);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).records[0]).toMatchObject({ outcome: 'fail', reason: expect.stringMatching(/idle/) });
+    expect(result.stderr).toMatch(/attempt 1 failed \(timeout\)/);
+    expect(result.stderr).not.toMatch(/usage limit: waiting/);
+    expect(JSON.parse(result.stdout).records.map((r: { outcome: string }) => r.outcome)).toEqual(['fail', 'pass']);
     const pids = agentPids(sandbox);
     expect(pids.length).toBeGreaterThanOrEqual(3);
     for (const pid of pids) expect(pidAlive(pid), `pid ${pid}`).toBe(false);

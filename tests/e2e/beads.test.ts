@@ -159,17 +159,6 @@ describe('beads mode, end to end: what does not depend on the bd version', () =>
     expect(result.stdout).toMatch(/✗ clarify phase/);
   });
 
-  it('puts a task left in_progress by an interrupted run back to open, with a warning', async () => {
-    sandbox = makeSandbox();
-    const issues = standardEpic(1);
-    issues[2]!.status = 'in_progress';
-    seedBeads(sandbox, issues);
-    scenario(sandbox, [closeStep('ws-9w6.2')]);
-    const result = await runRalph(sandbox, FAST);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/warning: ws-9w6\.2 "Task 1: build part 1" was left in_progress by an interrupted run; put back to open/);
-    expect(bdCalls(sandbox)).toContainEqual(['update', 'ws-9w6.2', '--status', 'open', '--json']);
-  });
 });
 
 describe("the agent's failures, the settings and the command line, in beads mode", () => {
@@ -184,14 +173,6 @@ describe("the agent's failures, the settings and the command line, in beads mode
     const result = await runRalph(sandbox, ['--json'], { RALPH_MAX_ITERATIONS: '1' });
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout).iterations).toBe(1);
-  });
-
-  it('tolerates a feat/ prefix on the branch', async () => {
-    sandbox = makeSandbox({ branch: 'feat/001-ralph-automation' });
-    seedBeads(sandbox, standardEpic(1));
-    scenario(sandbox, [closeStep('ws-9w6.2')]);
-    const result = await runRalph(sandbox, FAST);
-    expect(result.code, result.stderr).toBe(0);
   });
 
   it('retries a failing agent with backoff, then succeeds in the same iteration', async () => {
@@ -284,9 +265,7 @@ describe('the lock', () => {
     // The first run's agent waits until the second ralph has exited, so the lock is held throughout, whatever
     // the machine's speed (a fixed delay let the first run finish before a slow second one started).
     const release = path.join(sandbox.root, 'release');
-    const wait = `const fs = require('fs'); const timer = setInterval(() => fs.existsSync(${JSON.stringify(release)}) && clearInterval(timer), 20);`;
-    const close = closeStep('ws-9w6.2') as { run: string[][] };
-    scenario(sandbox, [{ ...close, run: [['node', '-e', wait], ...close.run] }]);
+    scenario(sandbox, [{ ...closeStep('ws-9w6.2'), waitFile: release }]);
     const first = startRalph(sandbox, FAST);
     try {
       await waitFor(() => agentCalls(sandbox).length === 1, 20_000, 'first run to start its agent');
@@ -301,15 +280,21 @@ describe('the lock', () => {
     expect(done.code, done.stderr).toBe(0);
   });
 
-  it('reclaims a stale lock left by a killed run, with a warning', async () => {
-    sandbox = makeSandbox();
-    seedBeads(sandbox, standardEpic(1));
+  // One run after a killed one checks three things: the stale lock it left, the task it left in_progress and,
+  // the branch named feat/001-…, that a feat/ prefix is tolerated.
+  it('reclaims a stale lock left by a killed run, with a warning; puts a task it left in_progress back to open, with a warning; tolerates a feat/ prefix on the branch', async () => {
+    sandbox = makeSandbox({ branch: 'feat/001-ralph-automation' });
+    const issues = standardEpic(1);
+    issues[2]!.status = 'in_progress';
+    seedBeads(sandbox, issues);
     writeFileSync(lockPath(sandbox), '999999\n2026-11-21T23:00:00.000Z\n001-ralph-automation\n');
     scenario(sandbox, [closeStep('ws-9w6.2')]);
     const result = await runRalph(sandbox, FAST);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/warning: reclaiming a stale lock .*PID 999999/);
     expect(existsSync(lockPath(sandbox))).toBe(false);
+    expect(result.stderr).toMatch(/warning: ws-9w6\.2 "Task 1: build part 1" was left in_progress by an interrupted run; put back to open/);
+    expect(bdCalls(sandbox)).toContainEqual(['update', 'ws-9w6.2', '--status', 'open', '--json']);
   });
 });
 

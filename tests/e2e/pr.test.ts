@@ -227,24 +227,20 @@ describe('--pr: a pull request at the end', () => {
   });
 
   describe('refused before any agent, in the dry run and the run', () => {
-    const refused = async (setup: (box: Sandbox) => void, extraArgs: string[], message: string, env: NodeJS.ProcessEnv = {}): Promise<void> => {
+    const refused = async (setup: (box: Sandbox) => void, extraArgs: string[], messages: string | string[], env: NodeJS.ProcessEnv = {}): Promise<void> => {
       sandbox = makeSandbox();
       prdProject(sandbox);
       setup(sandbox);
       scenario(sandbox, prdSteps(2));
       const plan = await runRalph(sandbox, ['--dry-run', '--pr', ...extraArgs], env);
       expect(plan.code, plan.stdout).toBe(1);
-      expect(plan.stdout).toContain(`✗ ${message}`);
+      for (const message of [messages].flat()) expect(plan.stdout).toContain(`✗ ${message}`);
       const run = await runRalph(sandbox, ['--pr', ...extraArgs, ...FAST], env);
       expect(run.code, run.stderr).toBe(1);
-      expect(run.stderr).toContain(`ralph: ✗ ${message}`);
+      for (const message of [messages].flat()) expect(run.stderr).toContain(`ralph: ✗ ${message}`);
       expect(agentCalls(sandbox)).toEqual([]);
       expect(existsSync(path.join(sandbox.repo, '.ralph.lock'))).toBe(false);
     };
-
-    it('without gh on PATH', async () => {
-      await refused((box) => addRemote(box), [], "--pr opens the pull request with GitHub's CLI, but 'gh' is not on PATH: install it (https://cli.github.com: apt install gh, brew install gh or winget install GitHub.cli), then gh auth login");
-    });
 
     it('when gh is not logged in', async () => {
       await refused((box) => {
@@ -254,11 +250,12 @@ describe('--pr: a pull request at the end', () => {
       expect(ghCommands(sandbox)).toEqual(['auth status', 'auth status']);
     });
 
-    it('without a remote to push to', async () => {
-      await refused((box) => {
-        addRemote(box, { noRemote: true });
-        addGh(box);
-      }, [], "--pr needs a remote to push to: the branch has no upstream and there is no 'origin' (git remote add origin URL, or git branch --set-upstream-to REMOTE/BRANCH)");
+    // Each problem is looked for whatever the others are (lib/pr/target.ts): one refused dry run and run name both.
+    it('without gh on PATH, and without a remote to push to', async () => {
+      await refused((box) => addRemote(box, { noRemote: true }), [], [
+        "--pr opens the pull request with GitHub's CLI, but 'gh' is not on PATH: install it (https://cli.github.com: apt install gh, brew install gh or winget install GitHub.cli), then gh auth login",
+        "--pr needs a remote to push to: the branch has no upstream and there is no 'origin' (git remote add origin URL, or git branch --set-upstream-to REMOTE/BRANCH)",
+      ]);
     });
 
     it('on the default branch itself, and --pr-draft without --pr', async () => {
