@@ -122,6 +122,15 @@ describe('kill -9 of ralph while its agent works, the orphaned agent finishing i
 });
 
 describe('the dry run after a stop says what the run will do, recovery included', () => {
+  /** Whether iteration `n`'s log (any session's) holds `text`: ralph has read it from the agent. */
+  const iterationLogHolds = (box: Sandbox, n: number, text: string): boolean => {
+    const logs = path.join(box.repo, '.ralph', 'logs');
+    if (!existsSync(logs)) return false;
+    return readdirSync(logs).some((session) => {
+      const file = path.join(logs, session, `iteration-${n}.jsonl`);
+      return existsSync(file) && readFileSync(file, 'utf8').includes(text);
+    });
+  };
   const fourStories = (box: Sandbox): void => {
     prdProject(box, prdStories(4));
     scenario(box, [
@@ -137,7 +146,9 @@ describe('the dry run after a stop says what the run will do, recovery included'
     sandbox = makeSandbox();
     fourStories(sandbox);
     const first = startNode(sandbox, FAST);
-    await waitFor(() => agentCalls(sandbox).length >= 2 && prdState(sandbox)[1]!.status === 'in_iteration', 30_000, 'the second story to start');
+    // Killed once ralph has read the agent's line: an agent still writing when its reader dies ends with EPIPE
+    // (as a real one would), and there would be no agent left to stop.
+    await waitFor(() => agentCalls(sandbox).length >= 2 && prdState(sandbox)[1]!.status === 'in_iteration' && iterationLogHolds(sandbox, 2, 'working on it'), 30_000, 'the second story to start');
     process.kill(ralphPid(sandbox), 'SIGKILL');
     await first.done;
 
