@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBdServer, writeSandboxBd } from './bd-server.ts';
-import { compiledEntry } from '../../bin/compile-cache.mjs';
 
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** tsx's compile cache and IPC sockets (`tsx-<uid>/`): its own, not a test's leftover. */
@@ -111,9 +110,10 @@ export default async function setup(): Promise<() => Promise<void>> {
   mkdirSync(path.join(root, HOME));
   process.env.HOME = path.join(root, HOME);
   const gitBefore = new Set(gitStatus());
-  // ralph's compiled modules (bin/compile-cache.mjs), built once here: in a clean clone the first starts of
-  // six workers would otherwise each build them at once (about a second of CPU each) until one is in place.
-  compiledEntry(PROJECT);
+  // ralph's compiled modules (bin/compile-cache.mjs), built once here by a start of ralph (esbuild's service
+  // goes with it): in a clean clone the first starts of six workers would otherwise each build them at once
+  // (about a second of CPU each) until one is in place.
+  execFileSync(process.execPath, [path.join(PROJECT, 'bin', 'ralph.mjs'), '--version'], { stdio: 'ignore', timeout: 60_000 });
   // The fake bd for the sandboxes: one server for the run (tests/support/bd-server.ts).
   const bdServer = await startBdServer({ ...process.env });
   process.env.FAKE_BD_SERVER = bdServer.address;
