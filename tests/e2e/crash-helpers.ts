@@ -45,10 +45,10 @@ export function prdState(box: Sandbox, ref?: string): Array<{ id: string; passes
   return (JSON.parse(text) as { userStories: Array<{ id: string; passes: boolean; status?: string }> }).userStories;
 }
 
-/** A sandbox whose `claude` is the crash tests' agent (tests/fakes/crash-agent.mjs). */
+/** A sandbox whose `claude` is the crash tests' agent (tests/fakes/crash-agent.sh, crash-agent.mjs for beads). */
 export function crashSandbox(): Sandbox {
   const box = makeSandbox({ agents: [] });
-  symlinkSync(path.join(FAKES, 'crash-agent.mjs'), path.join(box.bin, 'claude'));
+  symlinkSync(path.join(FAKES, 'crash-agent.sh'), path.join(box.bin, 'claude'));
   box.env.CRASH_AGENT_LOG = path.join(box.root, 'crash-agent.log');
   return box;
 }
@@ -232,7 +232,7 @@ export type HostKind = Kind | 'beads';
  */
 export async function crashHosts(transport: Transport, count = 2, kind: HostKind = 'prd'): Promise<{ box: Sandbox; cluster: Hosts; ids: string[]; args: string[]; database?: string; holding: () => boolean }> {
   const box = makeSandbox({ agents: [], branch: BRANCH });
-  symlinkSync(path.join(FAKES, 'crash-agent.mjs'), path.join(box.bin, 'claude'));
+  symlinkSync(path.join(FAKES, 'crash-agent.sh'), path.join(box.bin, 'claude'));
   box.env.CRASH_AGENT_LOG = path.join(box.root, 'crash-agent.log');
   let database: string | undefined;
   let project: { ids: string[]; args: string[] };

@@ -12,6 +12,8 @@
 // works (made by the test, or by another host's agent as it starts), so two hosts' iterations interleave in
 // one order; after 30 s without it, it fails.
 // Logs each call ({ task, pid, cwd }) to CRASH_AGENT_LOG.
+// The sandboxes' `claude` is crash-agent.sh, which does the same for PRD and Spec Kit prompts without a
+// node start and hands everything else (beads) to this file.
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
