@@ -11,7 +11,7 @@ import { ClaimLostError, RalphError } from '../errors.ts';
 import { gitReason, type Git } from '../repo/git.ts';
 import { RemoteClaims, type Holder } from './claims.ts';
 import { mustWork, noAnswer, remoteGit } from './remote-git.ts';
-import { remoteLink } from './remote-link.ts';
+import { remoteLink, type LinkOptions } from './remote-link.ts';
 import { parsePushOutcome, type PushOutcome } from './push-outcome.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_REMOTE_WAIT_MS } from './preflight.ts';
 import { MergeLock } from './replay.ts';
@@ -20,17 +20,10 @@ import type { Claim, Dock, RemoteTarget } from './types.ts';
 import { reached } from '../recovery/crash-points.ts';
 import { leftBehindText } from './view-text.ts';
 
-export interface RemoteOptions {
-  main: Git;
-  target: RemoteTarget;
+/** The link's own options (remote-link.ts: the clone, the remote, how long it may be silent, what to say), and: */
+export interface RemoteOptions extends Pick<LinkOptions, 'main' | 'target' | 'waitMs' | 'deps' | 'signal' | 'warn' | 'info'> {
   me: Holder;
   leaseMs: number;
-  /** How long the remote may not answer before the run stops. */
-  waitMs: number;
-  deps: Deps;
-  signal: AbortSignal;
-  warn: (message: string) => void;
-  info: (message: string) => void;
   head: string | undefined;
   /** The source's state files (a landing cut short is replayed with them: unpushed.ts). */
   stateFiles?: () => readonly string[];
