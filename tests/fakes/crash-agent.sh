@@ -7,7 +7,6 @@
 set -u
 stdin=$(cat)
 prompt="$stdin"$'\n'"$*"
-here=$(dirname "$(readlink -f "$0")")
 
 task=
 kind=
@@ -25,6 +24,7 @@ elif [[ $prompt == *"This iteration's work"* ]]; then
 fi
 if [[ -z $kind ]]; then
   # beads, or a prompt cut short: crash-agent.mjs decides (it does nothing for a prompt naming no task).
+  here=$(dirname "$(readlink -f "$0")")
   exec node "$here/crash-agent.mjs" "$@" <<<"$stdin"
 fi
 
@@ -48,7 +48,7 @@ if [[ -n ${CRASH_AGENT_AWAIT:-} ]]; then
   fi
 fi
 
-mkdir -p work
+[[ -d work ]] || mkdir work
 printf '%s done\n' "$task" >"work/$task.txt"
 if [[ $kind == prd && -f prd.json ]]; then
   # `passes: true` on the story with this id (its "passes" comes after its "id", as written); in place.
