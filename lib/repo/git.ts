@@ -6,7 +6,6 @@ import type { SimpleGit } from 'simple-git';
 import { isRalphFile } from './paths.ts';
 import { RalphError } from '../errors.ts';
 import { parseStatusV2, type WorkTreeState } from './status.ts';
-import { headFromFiles } from './head-file.ts';
 
 // Required, not imported: under tsx, simple-git's CommonJS build loads in about a third of the time its
 // ESM build takes through the loader hooks (median of 10 starts under load: ~100 vs ~270 ms).
@@ -52,16 +51,15 @@ export class Git {
   }
 
   /**
-   * What a start asks of the repository's layout, in one git instead of six (each git a fork of ralph and a
-   * start of git): the work tree's top, the common git dir, LAID_OUT's paths and the object format, one a
-   * line, asked once.
+   * What a start asks of the repository's layout, in one git instead of five (each git a fork of ralph and a
+   * start of git): the work tree's top, the common git dir and LAID_OUT's paths, one a line, asked once.
    * Undefined when git refuses (outside a work tree): each is then asked alone, as before.
    */
   private layout(): Promise<string[] | undefined> {
-    this.asked ??= this.git.raw(['rev-parse', '--show-toplevel', '--git-common-dir', ...LAID_OUT.flatMap((name) => ['--git-path', name]), '--show-object-format']).then(
+    this.asked ??= this.git.raw(['rev-parse', '--show-toplevel', '--git-common-dir', ...LAID_OUT.flatMap((name) => ['--git-path', name])]).then(
       (output) => {
         const lines = output.split('\n');
-        return lines.length >= 3 + LAID_OUT.length ? lines : undefined;
+        return lines.length >= 2 + LAID_OUT.length ? lines : undefined;
       },
       () => undefined,
     );
@@ -98,9 +96,6 @@ export class Git {
 
   /** HEAD's commit, or undefined in a repository without commits. */
   async head(): Promise<string | undefined> {
-    // From the git dir's files when they are plain (head-file.ts); else git says.
-    const read = headFromFiles(this.cwd);
-    if (read) return read;
     try {
       return (await this.git.revparse(['HEAD'])).trim();
     } catch {
@@ -170,8 +165,7 @@ export class Git {
 
   /** Whether the repository names objects by SHA-1 (40 hex digits), asked once. */
   private usesSha1(): Promise<boolean> {
-    // Asked with the layout (a git too old to know the option echoes it, as it does asked alone: not sha1).
-    this.sha1 ??= this.layout().then(async (layout) => (layout ? layout[2 + LAID_OUT.length] : (await this.attempt(['rev-parse', '--show-object-format'])).output.trim()) === 'sha1');
+    this.sha1 ??= this.attempt(['rev-parse', '--show-object-format']).then((answer) => answer.ok && answer.output.trim() === 'sha1');
     return this.sha1;
   }
 
