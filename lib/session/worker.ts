@@ -198,7 +198,7 @@ export function worktreeWorkspace(options: WorkerOptions): WorkerWorkspace {
         await source.workers.markDone(result.tasksDone);
         const at = await state.settleOn(result, info);
         // The task's state goes into the same commit as its work: ralph's own commit is amended, else one is made.
-        await state.commit(message(at.iteration), (own !== undefined || resolved() !== undefined) && replay.commits > 0, at.iteration);
+        await state.commit(message(at.iteration), (own !== undefined || resolved() !== undefined) && replay.commits > 0, at.iteration !== info.iteration ? at.iteration : undefined);
         reached('state_written', { iteration: info.iteration, outcome: result.kind });
         settled = { at, target, head: (await main.head()) ?? target };
         return { head: settled.head };
