@@ -1,7 +1,6 @@
 // A landing and the release of its claim are one push the server takes whole or not at all, against a real
 // bare repository whose pre-receive hook writes down every push it receives: were the claim released in a
 // push of its own, a host killed between the two would leave the work landed and the task still held.
-import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,8 +9,8 @@ import { Git } from '../../../lib/repo/git.ts';
 import { remoteDock } from '../../../lib/landing/remote.ts';
 import { ClaimLostError } from '../../../lib/errors.ts';
 import { tempDir } from '../../support/temp.ts';
+import { GIT_ENV, runGit, seededRemote } from '../../support/remote-repo.ts';
 
-const ENV = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1' };
 const ZERO = '0000000000000000000000000000000000000000';
 
 /**
@@ -20,23 +19,15 @@ const ZERO = '0000000000000000000000000000000000000000';
  */
 async function joinedClone(prefix: string) {
   const root = tempDir(prefix);
-  const bare = path.join(root, 'remote.git');
-  const dir = path.join(root, 'a');
   const pushes = path.join(root, 'pushes.log');
-  const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
-  git(root, 'init', '-q', '--bare', bare);
-  // One line per push: the refs it changes, `ref:created|deleted|updated`, in the order git lists them.
-  const hook = path.join(bare, 'hooks', 'pre-receive');
-  writeFileSync(hook, `#!/bin/sh\nline=''\nwhile read old new ref; do\n  if [ "$old" = ${ZERO} ]; then what=created; elif [ "$new" = ${ZERO} ]; then what=deleted; else what=updated; fi\n  line="$line $ref:$what"\ndone\necho "$line" >> ${JSON.stringify(pushes)}\n`);
-  chmodSync(hook, 0o755);
-  git(root, 'init', '-q', '-b', 'feature/x', dir);
-  for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
-  writeFileSync(path.join(dir, 'a.txt'), 'a\n');
-  git(dir, 'add', 'a.txt');
-  git(dir, 'commit', '-qm', 'base');
-  git(dir, 'remote', 'add', 'origin', bare);
-  git(dir, 'push', '-q', 'origin', 'feature/x');
-  const deps: Deps = { ...realDeps(), env: ENV };
+  const git = runGit;
+  const { bare, dir } = seededRemote(root, path.join(root, 'a'), (bare) => {
+    // One line per push: the refs it changes, `ref:created|deleted|updated`, in the order git lists them.
+    const hook = path.join(bare, 'hooks', 'pre-receive');
+    writeFileSync(hook, `#!/bin/sh\nline=''\nwhile read old new ref; do\n  if [ "$old" = ${ZERO} ]; then what=created; elif [ "$new" = ${ZERO} ]; then what=deleted; else what=updated; fi\n  line="$line $ref:$what"\ndone\necho "$line" >> ${JSON.stringify(pushes)}\n`);
+    chmodSync(hook, 0o755);
+  });
+  const deps: Deps = { ...realDeps(), env: GIT_ENV };
   const main = new Git(dir);
   const dock = remoteDock({ main, target: { name: 'origin', branch: 'feature/x', host: 'h1', hostId: 'h1-0000', claims: 'refs' }, me: { host: 'h1', clone: dir, run: 'run-1', pid: 1 }, leaseMs: 60_000, waitMs: 10_000, deps, signal: new AbortController().signal, warn: () => undefined, info: () => undefined, head: await main.head() });
   await dock.join();
@@ -84,16 +75,9 @@ describe('a landing on the remote', () => {
 
   it('a claim won after another host landed that very task is given up: the task is done, not to redo', async () => {
     const root = tempDir('ralph-landed-');
-    const bare = path.join(root, 'remote.git');
-    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
-    git(root, 'init', '-q', '--bare', bare);
-    const seed = path.join(root, 'seed');
-    git(root, 'init', '-q', '-b', 'feature/x', seed);
-    writeFileSync(path.join(seed, 'a.txt'), 'a\n');
-    git(seed, 'add', 'a.txt');
-    git(seed, '-c', 'user.name=T', '-c', 'user.email=t@example.test', 'commit', '-qm', 'base');
-    git(seed, 'push', '-q', bare, 'feature/x');
-    const deps: Deps = { ...realDeps(), env: ENV };
+    const { bare } = seededRemote(root);
+    const git = runGit;
+    const deps: Deps = { ...realDeps(), env: GIT_ENV };
     const host = async (name: string) => {
       const dir = path.join(root, name);
       git(root, 'clone', '-q', '-b', 'feature/x', bare, dir);

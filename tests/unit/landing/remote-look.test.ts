@@ -1,7 +1,6 @@
 // A look at the remote, against a real bare repository, every git command two hosts' docks run counted and
 // driven step by step: a claim fetches once, and when the shared head moved since the caller's look, the
 // main worktree goes there from that same fetch (no second one) and asks whether the task is still open.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,21 +9,14 @@ import { ClaimLostError, ClaimTakenError } from '../../../lib/errors.ts';
 import { remoteDock } from '../../../lib/landing/remote.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { tempDir } from '../../support/temp.ts';
+import { GIT_ENV, runGit, seededRemote } from '../../support/remote-repo.ts';
 
-const ENV = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1' };
 
 describe('a look at the remote', () => {
   it('a claim fetches once; when the head moved, the main worktree goes there from that fetch and the task is asked about', async () => {
     const root = tempDir('ralph-look-');
-    const bare = path.join(root, 'remote.git');
-    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
-    git(root, 'init', '-q', '--bare', bare);
-    const seed = path.join(root, 'seed');
-    git(root, 'init', '-q', '-b', 'feature/x', seed);
-    writeFileSync(path.join(seed, 'a.txt'), 'a\n');
-    git(seed, 'add', 'a.txt');
-    git(seed, 'commit', '-qm', 'base');
-    git(seed, 'push', '-q', bare, 'feature/x');
+    const { bare } = seededRemote(root);
+    const git = runGit;
     const clock = { now: 1_000_000 };
     const calls: string[] = [];
     const host = async (name: string) => {
@@ -32,7 +24,7 @@ describe('a look at the remote', () => {
       git(root, 'clone', '-q', '-b', 'feature/x', bare, dir);
       for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
       const real = realDeps();
-      const deps: Deps = { ...real, env: ENV, now: () => clock.now, exec: (bin, args, options) => (calls.push(`${name} ${args[0]}`), real.exec(bin, args, options)) };
+      const deps: Deps = { ...real, env: GIT_ENV, now: () => clock.now, exec: (bin, args, options) => (calls.push(`${name} ${args[0]}`), real.exec(bin, args, options)) };
       const main = new Git(dir);
       const dock = remoteDock({ main, target: { name: 'origin', branch: 'feature/x', host: name, hostId: `${name}-0000`, claims: 'refs' }, me: { host: name, clone: dir, run: `run-${name}`, pid: 1 }, leaseMs: 600_000, waitMs: 60_000, deps, signal: new AbortController().signal, warn: () => undefined, info: () => undefined, head: await main.head() });
       await dock.join();

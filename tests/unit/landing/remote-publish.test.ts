@@ -2,7 +2,6 @@
 // made to fail as an unreachable remote does (what git printed over git:// with the daemon stopped), the
 // rest goes through. Meanwhile the waiting task's claim is not renewed (work this host cannot publish must
 // not keep it from the others), while the claim of a task still at work is.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,24 +9,15 @@ import { abortableSleep, realDeps, type Deps } from '../../../lib/deps.ts';
 import { Git } from '../../../lib/repo/git.ts';
 import { remoteDock } from '../../../lib/landing/remote.ts';
 import { tempDir } from '../../support/temp.ts';
+import { GIT_ENV, runGit, seededRemote } from '../../support/remote-repo.ts';
 
-const ENV = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1' };
 const UNREACHABLE = { exitCode: 128, stdout: '', stderr: 'fatal: unable to connect to 127.0.0.1:\n127.0.0.1[0: 127.0.0.1]: errno=Connection refused\n\n' };
 
 describe('a landing waiting on a silent remote', () => {
   it("lets its task's claim go unrenewed while the claims of tasks at work are renewed; it lands once the remote answers", async () => {
     const root = tempDir('ralph-publish-');
-    const bare = path.join(root, 'remote.git');
-    const dir = path.join(root, 'a');
-    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' });
-    git(root, 'init', '-q', '--bare', bare);
-    git(root, 'init', '-q', '-b', 'feature/x', dir);
-    for (const [key, value] of [['user.name', 'T'], ['user.email', 't@example.test']]) git(dir, 'config', key!, value!);
-    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
-    git(dir, 'add', 'a.txt');
-    git(dir, 'commit', '-qm', 'base');
-    git(dir, 'remote', 'add', 'origin', bare);
-    git(dir, 'push', '-q', 'origin', 'feature/x');
+    const { bare, dir } = seededRemote(root, path.join(root, 'a'));
+    const git = runGit;
     const claimOf = (task: string): string => git(bare, 'rev-parse', `refs/ralph/feature%2Fx/claims/${task}`).trim();
 
     let silent = 2;
@@ -35,7 +25,7 @@ describe('a landing waiting on a silent remote', () => {
     const real = realDeps();
     const deps: Deps = {
       ...real,
-      env: ENV,
+      env: GIT_ENV,
       exec: async (bin, args, options) => (args.includes('--atomic') && silent-- > 0 ? UNREACHABLE : real.exec(bin, args, options)),
       // Each wait is a real one, long enough for several renewals (every 250 ms with this lease).
       sleep: async (_ms, signal) => {
