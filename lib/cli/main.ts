@@ -6,9 +6,10 @@ import { parseArgv, type ParsedArgv } from './argv.ts';
 import { saysTrue } from '../config/values.ts';
 import { helpText } from './help.ts';
 import { printError } from '../view/print-error.ts';
+import { packageFile } from '../package-files.ts';
 
 export function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }
 

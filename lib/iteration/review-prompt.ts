@@ -1,11 +1,11 @@
 // The reviewer's prompt: templates/review-prompt.md filled with the task, ralph's evidence, the gate
 // results and the iteration's (bounded) diff. Pure, apart from reading the template.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { GateResult } from '../gates.ts';
 import type { ReviewDiff } from './review-diff.ts';
+import { packageFile } from '../package-files.ts';
 
-export const REVIEW_TEMPLATE = fileURLToPath(new URL('../../templates/review-prompt.md', import.meta.url));
+export const REVIEW_TEMPLATE = packageFile('templates/review-prompt.md');
 
 export interface ReviewPromptInput {
   iteration: number;

@@ -1,8 +1,9 @@
 // The live page: one HTML document with its style and script inline (lib/serve/assets/), so it needs
 // nothing beyond the local server. The CSP nonce and the control token are set per response.
 import { readFileSync } from 'node:fs';
+import { packageFile } from '../package-files.ts';
 
-const asset = (name: string): string => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
+const asset = (name: string): string => readFileSync(packageFile(`lib/serve/assets/${name}`), 'utf8');
 
 let cached: { html: string; style: string; script: string } | undefined;
 

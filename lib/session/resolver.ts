@@ -3,13 +3,13 @@
 // (templates/resolve-prompt.md). What it did is judged by the landing: no marker left, then the gates.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { RalphError } from '../errors.ts';
 import type { Markers, Resolution, Resolver } from '../landing/resolve.ts';
 import type { Task } from '../sources/types.ts';
 import { runAgent, type AgentRunContext } from '../iteration/agent-run.ts';
+import { packageFile } from '../package-files.ts';
 
-export const RESOLVE_TEMPLATE = fileURLToPath(new URL('../../templates/resolve-prompt.md', import.meta.url));
+export const RESOLVE_TEMPLATE = packageFile('templates/resolve-prompt.md');
 
 export type { Resolution, Resolver };
 

@@ -9,7 +9,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Bottom to top: a module may import its own layer and those below. The longest matching prefix wins. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['lib/errors.ts', 'lib/deps.ts', 'lib/duration.ts', 'lib/task.ts', 'lib/markdown.ts', 'lib/completion.ts', 'lib/retry.ts', 'lib/redact/', 'lib/process/process-tree.ts', 'lib/recovery/crash-points.ts'],
+  ['lib/errors.ts', 'lib/package-files.ts', 'lib/deps.ts', 'lib/duration.ts', 'lib/task.ts', 'lib/markdown.ts', 'lib/completion.ts', 'lib/retry.ts', 'lib/redact/', 'lib/process/process-tree.ts', 'lib/recovery/crash-points.ts'],
   ['lib/repo/', 'lib/recovery/journal.ts'],
   ['lib/process/'],
   ['lib/config/', 'lib/gates.ts', 'lib/agents/', 'lib/sandbox/'],

@@ -1,11 +1,11 @@
 // The PRD prompt: templates/prd-prompt.md filled with the task, the bounded progress history, the last
 // commits and the gates ralph will run.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { GateCommand } from '../../gates.ts';
 import type { PrdItem } from './schema.ts';
+import { packageFile } from '../../package-files.ts';
 
-export const PRD_TEMPLATE = fileURLToPath(new URL('../../../templates/prd-prompt.md', import.meta.url));
+export const PRD_TEMPLATE = packageFile('templates/prd-prompt.md');
 
 /** Replaces `{{name}}` in one pass, so values that contain braces are never expanded again. */
 export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {

@@ -4,7 +4,6 @@
 // words: pure functions here, the source wires them to its files.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { RalphError } from '../../errors.ts';
 import type { ConvergeSupport, ConvergeVerdict, SourceContext } from '../types.ts';
 import { parseTasksMd } from './parse.ts';
@@ -12,8 +11,9 @@ import { readText } from './paths.ts';
 import type { ProgressWriter } from './progress-writer.ts';
 import type { FeatureState } from './state.ts';
 import { renderTemplate } from './template.ts';
+import { packageFile } from '../../package-files.ts';
 
-export const CONVERGE_TEMPLATE = fileURLToPath(new URL('../../../templates/converge-prompt.md', import.meta.url));
+export const CONVERGE_TEMPLATE = packageFile('templates/converge-prompt.md');
 
 /**
  * What a pass did: `appended` new open tasks (worked like any other); `converged`: nothing changed and the

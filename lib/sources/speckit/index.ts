@@ -1,7 +1,6 @@
 // Spec Kit mode: specs/<feature>/tasks.md as a task source, with progress.txt and ralph-tasks.json beside it.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { RalphError } from '../../errors.ts';
 import { Git } from '../../repo/git.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
@@ -22,11 +21,12 @@ import { createFeatureState } from './state.ts';
 import { renderTemplate, type TemplateValues } from './template.ts';
 import { answeredFor, waitingIds } from '../../questions/store.ts';
 import { answersBlock } from '../../questions/text.ts';
+import { packageFile } from '../../package-files.ts';
 
 export const SPECKIT_MAX_ITERATIONS = 10;
 /** A project's own template, used when no `template` option is given. */
 export const PROJECT_TEMPLATE = '.specify/templates/ralph-prompt.md';
-export const DEFAULT_TEMPLATE = fileURLToPath(new URL('../../../templates/ralph-prompt.md', import.meta.url));
+export const DEFAULT_TEMPLATE = packageFile('templates/ralph-prompt.md');
 
 const VIA_TEXT: Record<ResolvedVia, string> = {
   option: '--feature',
