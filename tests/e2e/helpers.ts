@@ -48,6 +48,9 @@ export function makeSandbox(options: SandboxOptions = {}): Sandbox {
   for (const dir of [repo, home, bin]) mkdirSync(dir, { recursive: true });
   for (const agent of options.agents ?? ['claude']) symlinkSync(path.join(FAKES, 'fake-agent.mjs'), path.join(bin, agent));
   if (options.bd !== false) writeSandboxBd(bin);
+  // No automatic housekeeping after each commit, merge and fetch (git's `maintenance run --auto`, a process
+  // each time: about 2,000 in the suite): these repositories live a few seconds.
+  writeFileSync(path.join(home, '.gitconfig'), '[maintenance]\n\tauto = false\n');
   const env: NodeJS.ProcessEnv = {
     PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`,
     HOME: home,
