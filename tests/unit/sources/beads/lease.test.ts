@@ -104,14 +104,21 @@ describe('takeover of an expired claim', () => {
     const taskA = (await a.source.snapshot()).ready.find((item) => item.id === 'ws-ep.5')!;
     const taskC = (await c.source.snapshot()).ready.find((item) => item.id === 'ws-ep.5')!;
     // C reads the bead (still hostB's), then stalls before its first write until A's takeover is complete.
+    // A starts only once C has read it: else C may read it in the moment A has released hostB's claim.
     let aDone!: () => void;
     const aFinished = new Promise<void>((resolve) => (aDone = resolve));
+    let cWrites!: () => void;
+    const cRead = new Promise<void>((resolve) => (cWrites = resolve));
     const exec = c.project.ctx.deps.exec;
     c.project.ctx.deps.exec = async (bin, args, options) => {
-      if (args[0] === 'update') await aFinished;
+      if (args[0] === 'update') {
+        cWrites();
+        await aFinished;
+      }
       return exec(bin, args, options);
     };
     const late = c.source.claim!(taskC, info());
+    await Promise.race([cRead, late.catch(() => undefined)]);
     await a.source.claim!(taskA, info());
     aDone();
     await expect(late).rejects.toThrow(ClaimLostError);
