@@ -1,7 +1,7 @@
 // Benchmark sandboxes: the e2e tests' temp git repo (own HOME, fakes on PATH), with the bench's own
 // shell agent as `claude` and a timing shim in front of the fake bd.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FAKES, makeSandbox, PROJECT, RALPH as PROJECT_RALPH, type Sandbox } from '../tests/e2e/helpers.ts';
@@ -35,6 +35,8 @@ export interface BenchSandbox extends Sandbox {
  */
 export function benchSandbox(agent: string, branch: string): BenchSandbox {
   const sandbox = makeSandbox({ agents: [], bd: false, branch });
+  // git as users have it: the tests' sandboxes turn its automatic maintenance off, a bench measures with it on.
+  rmSync(path.join(sandbox.home, '.gitconfig'), { force: true });
   symlinkSync(path.isAbsolute(agent) ? agent : path.join(AGENTS, agent), path.join(sandbox.bin, 'claude'));
   symlinkSync(path.join(AGENTS, 'bd-timing.sh'), path.join(sandbox.bin, 'bd'));
   const done = path.join(sandbox.root, 'answer-done.jsonl');
