@@ -13,7 +13,7 @@ import { serveRepository, type GitServer } from './git-server.ts';
 import { runTimed, type TimedRun } from './process.ts';
 import { parseGitCalls, profileHost, totals, type HostProfile } from './remote-profile.ts';
 import { info, judged, median, ms, quantile, type Benchmark, type Row } from './report.ts';
-import { AGENTS, benchSandbox, commitAll, linesOf, RALPH, readSpans, TSX, type BenchSandbox } from './sandbox.ts';
+import { AGENTS, benchSandbox, commitAll, linesOf, RALPH, RALPH_BIN, readSpans, TSX, type BenchSandbox } from './sandbox.ts';
 
 const TASKS = 12;
 const WORK_S = 2;
@@ -74,9 +74,17 @@ function parseSummary(stdout: string): Summary {
   }
 }
 
+/**
+ * How each host starts ralph: as the README's users on their machines do (`/path/to/ralph/ralph.ts`, or
+ * `ralph` after `npm link`: both `node bin/ralph.mjs`, from the compile cache); BENCH_REMOTE_START=tsx starts
+ * `tsx ralph.ts` instead (each start compiles ralph's modules again: three hosts doing it at once on 2 cores
+ * cost B about half a second more, which separate machines would not share).
+ */
+const START: [string, string[]] = process.env.BENCH_REMOTE_START === 'tsx' ? [TSX, [RALPH]] : [process.execPath, [RALPH_BIN]];
+
 /** Runs ralph in `cwd` with the bench agent; `file(name)` is where this host's logs go. */
 async function ralph(name: string, cwd: string, env: NodeJS.ProcessEnv, args: string[], file: (what: string) => string): Promise<HostRun> {
-  const run = await runTimed(TSX, [RALPH, '--json', '--max-iterations', String(TASKS * 4), ...args], { cwd, env, timeoutMs: RUN_TIMEOUT_MS, stderrFile: file('stderr.txt') });
+  const run = await runTimed(START[0], [...START[1], '--json', '--max-iterations', String(TASKS * 4), ...args], { cwd, env, timeoutMs: RUN_TIMEOUT_MS, stderrFile: file('stderr.txt') });
   return { name, run, summary: parseSummary(run.stdout), stderr: linesOf(file('stderr.txt')), agent: readSpans(file('agent-times.txt')), endedAt: Date.now() };
 }
 

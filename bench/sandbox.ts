@@ -10,6 +10,8 @@ export { PROJECT, TSX, seedBeads, standardEpic, type Sandbox } from '../tests/e2
 
 /** The ralph.ts under test; BENCH_RALPH points at another checkout's to compare (this project's tsx runs it). */
 export const RALPH = process.env.BENCH_RALPH ? path.resolve(process.env.BENCH_RALPH) : PROJECT_RALPH;
+/** That checkout's package bin, what `ralph.ts` run as a program (its shebang) and `npm link` start. */
+export const RALPH_BIN = path.join(path.dirname(RALPH), 'bin', 'ralph.mjs');
 
 export const BENCH = path.dirname(fileURLToPath(import.meta.url));
 export const AGENTS = path.join(BENCH, 'agents');
