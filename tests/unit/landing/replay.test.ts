@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Git } from '../../../lib/repo/git.ts';
-import { replayOnto } from '../../../lib/landing/replay.ts';
+import { pickOnto, replayOnto } from '../../../lib/landing/replay.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const ENV = { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.test', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.test', GIT_CONFIG_NOSYSTEM: '1' };
@@ -52,6 +52,44 @@ describe('replayOnto', () => {
     const r = repo('target\n');
     expect(await replayOnto(r.git, r.base, r.target, ['prd.json'])).toEqual({ conflict: ['shared.txt'] });
     expect(r.run('rev-parse', 'HEAD')).toBe(r.work);
+    expect(r.run('status', '--porcelain')).toBe('');
+  });
+});
+
+// The agent's resolution of a conflict is one commit on the head it resolved on. When the remote moved again
+// before it landed (another host first), that commit is what goes onto the new head, once.
+describe('pickOnto: a resolved conflict meeting a head that moved again', () => {
+  /** The agent's resolution on `target`, then `moved`: the head after another landing, touching `file`. */
+  function resolvedThenMoved(file: string, text: string) {
+    const r = repo('target\n');
+    r.run('checkout', '-q', r.target);
+    writeFileSync(path.join(r.dir, 'shared.txt'), 'target\nwork\n');
+    r.run('commit', '-qam', 'ralph: US-002 resolved');
+    const resolved = r.run('rev-parse', 'HEAD');
+    r.run('checkout', '-q', r.target);
+    writeFileSync(path.join(r.dir, file), text);
+    r.run('add', '-A');
+    r.run('commit', '-qm', 'landed by another host');
+    const moved = r.run('rev-parse', 'HEAD');
+    r.run('checkout', '-q', resolved);
+    return { ...r, resolved, moved };
+  }
+
+  it('goes onto the new head as it is, when the other landing touched other files', async () => {
+    const r = resolvedThenMoved('other.txt', 'other\n');
+    const picked = await pickOnto(r.git, r.resolved, r.moved);
+    expect(picked).toMatchObject({ commits: 1 });
+    const head = (picked as { head: string }).head;
+    expect(r.run('rev-parse', `${head}^`)).toBe(r.moved);
+    expect(r.run('show', `${head}:shared.txt`)).toBe('target\nwork');
+    expect(r.run('show', `${head}:other.txt`)).toBe('other');
+    expect(r.run('log', '-1', '--format=%s', head)).toBe('ralph: US-002 resolved');
+  });
+
+  it('conflicts again when the other landing changed the same lines: names the paths, back at the resolution, clean', async () => {
+    const r = resolvedThenMoved('shared.txt', 'target\nthird host\n');
+    expect(await pickOnto(r.git, r.resolved, r.moved)).toEqual({ conflict: ['shared.txt'] });
+    expect(r.run('rev-parse', 'HEAD')).toBe(r.resolved);
     expect(r.run('status', '--porcelain')).toBe('');
   });
 });
