@@ -89,7 +89,9 @@ describe('--remote under faults', () => {
     // The conflicting first attempt is kept on the remote, for a person to look at.
     expect(cluster.remote(['for-each-ref', '--format=%(refname:short)', 'refs/heads/ralph-kept/'])).toMatch(/ralph-kept\/.*US-00[12]-i\d+/);
     const app = cluster.remote(['show', 'ralph/demo:app.txt']);
-    expect(app).toMatch(/^header\nvalue: US-00[12] after the other\nfooter\n$/);
+    // On a failure, what both hosts said and how app.txt came to be on the remote.
+    const howItCame = (): string => `${both}\n${cluster!.remote(['log', '-p', '--format=%h %s (%an)%n%b', 'ralph/demo', '--', 'app.txt'])}`;
+    expect(app, howItCame()).toMatch(/^header\nvalue: US-00[12] after the other\nfooter\n$/);
     expect(() => cluster!.remote(['grep', '-q', '<<<<<<<', 'ralph/demo'])).toThrow(); // git grep exits 1: no match
     const prd = JSON.parse(cluster.remote(['show', 'ralph/demo:prd.json']));
     expect(prd.userStories.map((item: { passes: boolean }) => item.passes)).toEqual([true, true]);
