@@ -76,11 +76,11 @@ describe('--remote under faults', () => {
     writeFileSync(path.join(sandbox.repo, 'app.txt'), 'header\nvalue: initial\nfooter\n');
     prdProject(sandbox, prdStories(2));
     const barrier = (id: string) => path.join(sandbox!.root, `started-${id}`);
-    // Both agents start from the same head (each waits for the other), change the same line, and finish.
-    const edit = (id: string) => ({ touch: barrier(id), awaitFiles: [barrier('US-001'), barrier('US-002')], run: [['sh', '-c', `sed -i 's/^value: .*/value: ${id}/' app.txt`]], lines: [report('completed')] });
-    // A rerun on the new head makes the same edit of the line as it now reads.
-    const again = (id: string) => ({ run: [['sh', '-c', `sed -i 's/^value: .*/value: ${id} after the other/' app.txt`]], lines: [report('completed')] });
-    scenario(sandbox, { 'US-001': [edit('US-001'), again('US-001')], 'US-002': [edit('US-002'), again('US-002')] });
+    // Both agents start from the same head (each waits for the other), change the same line, and finish. A
+    // rerun on the new head (on either host: the one whose work conflicted, or the other, idle by then) makes
+    // the same edit of the line as it now reads: what the agent does follows the file, not the host's count.
+    const edit = (id: string) => ({ touch: barrier(id), awaitFiles: [barrier('US-001'), barrier('US-002')], run: [['sed', '-i', '-e', `s/^value: initial$/value: ${id}/`, '-e', 't', '-e', `s/^value: .*/value: ${id} after the other/`, 'app.txt']], lines: [report('completed')] });
+    scenario(sandbox, { 'US-001': [edit('US-001')], 'US-002': [edit('US-002')] });
     cluster = await makeHosts(sandbox, 2);
     const results = await Promise.all(cluster.hosts.map((host) => runRalph(host, ['--remote', 'origin', '--lease', '20s', '--json', ...QUICK])));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
