@@ -49,7 +49,7 @@ export function cacheKey(root, files, compilerVersion) {
 const OPTIONS = { bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node20', packages: 'external', sourcemap: 'linked', entryNames: '[name]', chunkNames: '[name]-[hash]' };
 
 /** Builds the tree for `key` in a folder of its own, then renames it into place (another start may win). */
-function build(root, cacheDir, key, files, esbuild) {
+function build(root, cacheDir, key, esbuild) {
   const target = path.join(cacheDir, key);
   const temporary = path.join(cacheDir, `${key}.${process.pid}.tmp`);
   rmSync(temporary, { recursive: true, force: true });
@@ -108,7 +108,7 @@ export function compiledEntry(root, env = process.env) {
       return entry;
     }
     mkdirSync(cacheDir, { recursive: true });
-    build(root, cacheDir, key, files, fromTsx('esbuild'));
+    build(root, cacheDir, key, fromTsx('esbuild'));
     return existsSync(mark) ? entry : undefined;
   } catch {
     return undefined;
