@@ -3,7 +3,7 @@
 // (tests/fakes/gh) records its calls and keeps its pull requests in a file, so a later run finds the one an
 // earlier run opened.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, FEATURE, prdProject, report, specKitProject, tick } from './projects.ts';
@@ -310,6 +310,37 @@ describe('--pr: a pull request at the end', () => {
     expect(create.argv.slice(7, 9)).toEqual(['--title', 'Feature: ralph-automation']);
     expect(create.body).toContain('| 1 | ws-9w6.2 Task 1: build part 1 | pass |');
     expect(JSON.parse(result.stdout).pr).toEqual({ target: `origin/${BRANCH}`, pushed: true, number: 1, url: 'https://github.com/octo/demo/pull/1', action: 'created', draft: false });
+  });
+
+  it('another host opened the pull request between this run\'s look and its create: GitHub refuses a second one, and this run updates that one', async () => {
+    sandbox = makeSandbox();
+    prdProject(sandbox);
+    const remote = addRemote(sandbox);
+    addGh(sandbox);
+    // Several hosts ending at once: just before this run's `gh pr create`, another host's create goes through.
+    const gh = path.join(FAKES, 'gh');
+    unlinkSync(path.join(sandbox.bin, 'gh')); // the double's link, replaced by this wrapper (never written through)
+    writeFileSync(path.join(sandbox.bin, 'gh'), [
+      '#!/bin/sh',
+      'if [ "$1 $2" = "pr create" ]; then',
+      `  printf 'Opened by host2.\\n' > '${sandbox.root}/host2-body.md'`,
+      `  FAKE_GH_LOG=/dev/null '${gh}' pr create --draft --base main --head ${BRANCH} --title 'Demo: demo' --body-file '${sandbox.root}/host2-body.md' > /dev/null || exit 9`,
+      'fi',
+      `exec '${gh}' "$@"`,
+      '',
+    ].join('\n'), { mode: 0o755 });
+    scenario(sandbox, prdSteps(2));
+    const result = await runRalph(sandbox, ['--pr', '--json', ...FAST]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(ghCommands(sandbox).slice(-5)).toEqual(['pr list', 'pr create', 'pr list', 'pr edit', 'pr ready']);
+    expect(result.stderr).toContain('pull request #1, which another host opened meanwhile, updated with this run\'s summary: https://github.com/octo/demo/pull/1');
+    expect(JSON.parse(result.stdout).pr).toEqual({ target: `origin/${BRANCH}`, pushed: true, number: 1, url: 'https://github.com/octo/demo/pull/1', action: 'updated', draft: false });
+    const prs = ghState(sandbox).prs;
+    expect(prs).toHaveLength(1);
+    expect(prs[0]!.body.startsWith('Opened by host2.\n')).toBe(true);
+    expect(prs[0]!.body).toContain('| 2 | US-002 Second story | pass |');
+    expect(prs[0]!.isDraft).toBe(false);
+    expect(remote.head(BRANCH)).toBe(git(sandbox.repo, ['rev-parse', 'HEAD']));
   });
 
   it('--parallel 2: the merged branch pushed, never the workers\' branches; one pull request', async () => {

@@ -236,7 +236,13 @@ describe('--remote: several hosts on one feature', () => {
     // --pr's own push: only the one at each run's end that makes sure the remote holds its head, never one per landing.
     expect(pushes.filter((line) => /^push --porcelain origin [0-9a-f]{40}:refs\/heads\//.test(line)).length).toBeLessThanOrEqual(cluster.hosts.length);
     const calls = readFileSync(sandbox.env.FAKE_GH_LOG!, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { argv: string[] }).argv.slice(0, 2).join(' '));
-    expect(calls.filter((call) => call === 'pr create')).toHaveLength(1);
+    // Opened once: hosts ending at the same moment may both ask GitHub to open it; it opens one and refuses
+    // the other, which then updates that one (tests/e2e/pr.test.ts stages that race). Never more than that.
+    const creates = calls.filter((call) => call === 'pr create').length;
+    expect(creates).toBeGreaterThanOrEqual(1);
+    expect(creates).toBeLessThanOrEqual(cluster.hosts.length);
+    const said = results.map((result) => result.stderr).join('\n');
+    expect(said.match(/which another host opened meanwhile, updated with this run's summary/g) ?? [], said).toHaveLength(creates - 1);
     const state = JSON.parse(readFileSync(sandbox.env.FAKE_GH_STATE!, 'utf8')) as { prs: Array<{ head: string; base: string; isDraft: boolean }> };
     expect(state.prs).toHaveLength(1);
     expect(state.prs[0]).toMatchObject({ head: 'ralph/demo', base: 'main', isDraft: false });
