@@ -107,12 +107,12 @@ describe('takeover of an expired claim', () => {
     // A starts only once C has read it: else C may read it in the moment A has released hostB's claim.
     let aDone!: () => void;
     const aFinished = new Promise<void>((resolve) => (aDone = resolve));
-    let cWrites!: () => void;
-    const cRead = new Promise<void>((resolve) => (cWrites = resolve));
+    let cHasRead!: () => void;
+    const cRead = new Promise<void>((resolve) => (cHasRead = resolve));
     const exec = c.project.ctx.deps.exec;
     c.project.ctx.deps.exec = async (bin, args, options) => {
       if (args[0] === 'update') {
-        cWrites();
+        cHasRead(); // its first write comes after its read
         await aFinished;
       }
       return exec(bin, args, options);
