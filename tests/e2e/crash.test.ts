@@ -26,7 +26,11 @@ describe('kill -9 of ralph while its agent works, the orphaned agent finishing i
     process.kill(pid, 'SIGKILL');
     await first.done;
     writeFileSync(release, '');
-    await waitFor(() => existsSync(path.join(sandbox.repo, 'work-US_001.txt')) && prdState(sandbox)[0]!.passes === true, 30_000, 'the orphan to finish');
+    // The orphan's state, should it not finish (failed once in a clean-clone run, not reproduced since).
+    const orphan = (): string => `agents ${JSON.stringify(agentCalls(sandbox).map((call) => [call.pid, pidAlive(call.pid)]))}, work file ${existsSync(path.join(sandbox.repo, 'work-US_001.txt'))}, prd.json ${JSON.stringify(prdState(sandbox))}`;
+    await waitFor(() => existsSync(path.join(sandbox.repo, 'work-US_001.txt')) && prdState(sandbox)[0]!.passes === true, 30_000, 'the orphan to finish').catch((error: Error) => {
+      throw new Error(`${error.message}: ${orphan()}`);
+    });
     // The orphan's end recorded (with no ralph left to see it), the user writes a file of their own, later.
     const agents = path.join(sandbox.repo, '.ralph', 'agents');
     const endRecord = (): string | undefined => readdirSync(agents).find((name) => name.startsWith('end-'));
