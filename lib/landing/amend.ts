@@ -7,13 +7,23 @@ import type { Git } from '../repo/git.ts';
 import type { Committed } from '../iteration/workspace.ts';
 import type { RemoteTarget } from './types.ts';
 
-/** Amends the state files into HEAD, unless HEAD is on the remote's branch as this clone last saw it. */
-export async function amendLanding(git: Git, guard: CommitGuard, stateFiles: readonly string[], remote?: Pick<RemoteTarget, 'name' | 'branch'>): Promise<Committed> {
+/**
+ * Amends the state files into HEAD, unless HEAD is on the remote's branch as this clone last saw it;
+ * `iteration`: the number the record took instead of the trailer's (another host's record held it), which
+ * the trailer then says too (a later replay renumbers by it: unpushed.ts).
+ */
+export async function amendLanding(git: Git, guard: CommitGuard, stateFiles: readonly string[], remote?: Pick<RemoteTarget, 'name' | 'branch'>, iteration?: number): Promise<Committed> {
   const head = await git.head();
   if (remote && head) {
     const tracking = `refs/remotes/${remote.name}/${remote.branch}`;
     const seen = await git.attempt(['rev-parse', '--verify', '--quiet', tracking]);
     if (seen.ok && (await git.contains(tracking, head))) return { leftOut: [] };
   }
-  return guard.commit(git, '', {}, { only: stateFiles, amend: true, noVerify: true });
+  const made = await guard.commit(git, '', {}, { only: stateFiles, amend: true, noVerify: true });
+  if (iteration === undefined) return made;
+  const text = await git.raw(['log', '-1', '--format=%B', 'HEAD']);
+  const renumbered = text.replace(/^Ralph-Iteration: \d+$/m, `Ralph-Iteration: ${iteration}`);
+  if (renumbered === text) return made;
+  await git.raw(['commit', '--no-verify', '--amend', '--cleanup=verbatim', '-m', renumbered.replace(/\n+$/, '\n')]);
+  return { ...made, commit: (await git.head()) ?? made.commit };
 }

@@ -104,8 +104,8 @@ export interface RecoveryContext {
   gates?: (iteration: number, cwd: string) => Promise<GateResult[]>;
   /** ralph's commit of a passing task (commits on, one worker). */
   commit?: (guard: CommitGuard, task: Task, iteration: number) => Promise<Committed>;
-  /** Amends the source's state files into HEAD (several workers on this host, commits on: a landing's last step). */
-  amendState?: (guard: CommitGuard) => Promise<Committed>;
+  /** Amends the source's state files into HEAD (a landing's last step); `iteration`: its trailer's new number. */
+  amendState?: (guard: CommitGuard, iteration?: number) => Promise<Committed>;
   /**
    * --remote: a bead another host closed may have landed on the remote, not yet here; a worker's task that
    * shows done is never reopened then (the landing's own recovery replays what this clone had merged).
@@ -275,17 +275,22 @@ async function settleLanding(ctx: RecoveryContext, guard: CommitGuard, journal: 
     return undefined;
   }
   const recorded = entry.step === 'state_written' || (await ctx.source.recorded?.(entry.iteration, entry.taskId)) === true;
+  let number = entry.iteration;
   if (!recorded) {
+    // --remote: this head holds the records other hosts landed before the merge, numbered on their own: one
+    // may hold this number. The record takes the next free one, as the landing would have (landing/state.ts).
+    const last = ctx.remote ? ((await ctx.source.lastIteration?.()) ?? 0) : 0;
+    if (last >= number) number = last + 1;
     const task: Task = { id: entry.taskId, title: entry.title, status: 'in_iteration' };
-    const info: IterationInfo = { iteration: entry.iteration, maxIterations: ctx.maxIterations, sessionId: entry.session, worker: entry.worker };
+    const info: IterationInfo = { iteration: number, maxIterations: ctx.maxIterations, sessionId: entry.session, worker: entry.worker };
     await ctx.source.workers.markDone([entry.taskId]);
     const reason = `merged as ${landed.slice(0, 12)} before the run died; recorded after the crash`;
     // The record names the work that commit holds, as the landing would have (the state files aside).
     const stateFiles = ctx.source.workers.stateFiles();
     const filesChanged = (await ctx.git.raw(['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', landed]).catch(() => '')).split('\n').filter((file) => file && !matchesAny(file, stateFiles));
-    await ctx.source.settle?.({ iteration: entry.iteration, task, kind: 'pass', reason, tasksDone: [entry.taskId], filesChanged, claimedComplete: false, agentText: '', durationMs: 0, gates: [] }, info);
+    await ctx.source.settle?.({ iteration: number, task, kind: 'pass', reason, tasksDone: [entry.taskId], filesChanged, claimedComplete: false, agentText: '', durationMs: 0, gates: [] }, info);
   }
-  const made = await ctx.amendState(guard);
+  const made = await ctx.amendState(guard, number !== entry.iteration ? number : undefined);
   reached('state_written', { iteration: entry.iteration, outcome: 'pass' });
   journal.end(entry.iteration);
   return !recorded

@@ -64,7 +64,7 @@ export async function recoverAtStart(ctx: StartRecovery): Promise<{ journal: Jou
     commit: prepared.commitMode !== 'off' && config.parallel === 1 && !prepared.remote ? ctx.commitTask : undefined,
     // --remote: a landing merged here but killed before its push is recorded into its commit all the same
     // (the join pushes or replays it with its state); a commit the remote has is never amended.
-    amendState: commitOn && (config.parallel > 1 || prepared.remote) ? (guard) => amendLanding(git, guard, source.workers.stateFiles(), prepared.remote) : undefined,
+    amendState: commitOn && (config.parallel > 1 || prepared.remote) ? (guard, iteration) => amendLanding(git, guard, source.workers.stateFiles(), prepared.remote, iteration) : undefined,
     sweep: (guard, who) => new Worktrees(root, guard).sweep(sessionId, source.workers.stateFiles(), who),
     remote: prepared.remote !== undefined,
   });

@@ -89,6 +89,37 @@ describe('two hosts on a remote: host1 killed at each durable step of a landing 
     else expectHostsSettled(hosts, ids, false, kind);
   }, 120_000);
 
+  it('prd: killed at merged after host2 landed a record of the same number: the restart records its task under a free number, host2\'s record stays', async () => {
+    const made = await crashHosts('path', 2, 'prd');
+    ({ box: sandbox, cluster } = made);
+    const { cluster: hosts, ids, args } = made;
+    const [host1, host2] = hosts.hosts as [Sandbox, Sandbox];
+    // host1's agent finishes only once host2 has landed (its iteration 1, history/iteration-1.json): host1's
+    // landing then fetches that record, merges, and dies before recording its own iteration 1.
+    const landed = path.join(sandbox!.root, 'host2-landed');
+    const crashed = startNode(host1, args, { RALPH_TEST_CRASH_AT: 'merged:1', CRASH_AGENT_AWAIT: landed });
+    let ended = false;
+    void crashed.done.then(() => (ended = true));
+    await waitFor(() => ended || made.holding(), 30_000, 'host1 to claim a task');
+    const other = startNode(host2, args);
+    await waitFor(() => /^host2$/m.test(hosts.remote(['log', '--format=%(trailers:key=Ralph-Host,valueonly)', BRANCH])), 60_000, 'host2 to land a task');
+    writeFileSync(landed, '');
+    const killed = await crashed.done;
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    const again = await startNode(host1, args).done;
+    const second = await other.done;
+    expect(again.code, again.stderr).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
+    expectHostsSettled(hosts, ids, false, 'prd');
+    // host2's record keeps number 1; host1's took 2, and its commit's trailer says 2 as well.
+    const landings = hosts.remote(['log', '--format=%(trailers:key=Ralph-Host,valueonly,separator=%x2C) %(trailers:key=Ralph-Task,valueonly,separator=%x2C) %(trailers:key=Ralph-Iteration,valueonly,separator=%x2C)', BRANCH]).split('\n').filter((line) => line.startsWith('host')).sort();
+    expect(landings).toEqual([expect.stringMatching(/^host1 US-00\d 2$/), expect.stringMatching(/^host2 US-00\d 1$/)]);
+    for (const landing of landings) {
+      const [, task, number] = landing.split(' ');
+      expect(JSON.parse(hosts.remote(['show', `${BRANCH}:.rulebook-ralph/history/iteration-${number}.json`]))).toMatchObject({ taskId: task, iterationNumber: Number(number), completionStatus: 'completed' });
+    }
+  }, 120_000);
+
   it('a forced exit (Ctrl+C twice) under --remote with workers: its claims released at once, its worktrees said as news at the next start', async () => {
     const made = await crashHosts('path', 2, 'prd');
     ({ box: sandbox, cluster } = made);
