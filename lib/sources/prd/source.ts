@@ -7,7 +7,7 @@ import { RalphError } from '../../errors.ts';
 import { resolveGates } from '../../gates.ts';
 import { compactAfterAppend } from '../../progress/compact.ts';
 import type { IterationInfo, IterationResult, Snapshot, SourceContext, Task, TaskSource } from '../types.ts';
-import { historyFile, lastHistoryIteration, readHistoryRecord } from './history.ts';
+import { historyFile, lastHistoryIteration, readHistoryRecord, recordedAfter } from './history.ts';
 import { detectPrd, PRD_CANDIDATES } from './locate.ts';
 import { decidePrdOutcome } from './outcome.ts';
 import { appendProgressEntry, lastLoggedIteration, PRD_ENTRY_HEADING, progressContext, progressHeader, progressPath, readProgress, type ProgressEntry } from './progress.ts';
@@ -184,12 +184,15 @@ export function createPrdSource(ctx: SourceContext): TaskSource {
 
     async recorded(iteration: number, taskId: string) {
       const file = historyFile(root, iteration);
-      if (!existsSync(file)) return false;
-      try {
-        return (JSON.parse(readFileSync(file, 'utf8')) as { taskId?: string }).taskId === taskId;
-      } catch {
-        return true; // a record of that number is there (unreadable): never record the iteration twice
+      if (existsSync(file)) {
+        try {
+          if ((JSON.parse(readFileSync(file, 'utf8')) as { taskId?: string }).taskId === taskId) return true;
+        } catch {
+          return true; // a record of that number is there (unreadable): never record the iteration twice
+        }
       }
+      // Several hosts: its landing may have taken a later number, another host's record holding this one.
+      return recordedAfter(root, iteration, taskId);
     },
 
     async afterRecovery() {

@@ -119,7 +119,8 @@ export function createSpeckitSource(ctx: SourceContext): TaskSource {
     async recorded(iteration: number, taskId: string) {
       if (!resolve().ok) return false;
       const id = taskId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      return new RegExp(`^## Iteration ${iteration} - [^\n]*\n- Task: ${id}\\b`, 'm').test(readText(paths().progress) ?? '');
+      // Under its number, or (several hosts) a later one its landing took, another host's entry holding this one.
+      return [...(readText(paths().progress) ?? '').matchAll(new RegExp(`^## Iteration (\\d+) - [^\n]*\n- Task: ${id}\\b`, 'gm'))].some((match) => Number(match[1]) >= iteration);
     },
 
     async snapshot(): Promise<Snapshot> {

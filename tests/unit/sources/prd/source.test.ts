@@ -208,6 +208,17 @@ describe('an iteration through the source', () => {
     expect(await h.source.recorded!(2, task!.id)).toBe(false);
   });
 
+  it('recorded(): a record its landing renumbered past another host\'s counts for the iteration it began as', async () => {
+    const h = harness('snarktank.json', 'prd.json', { agent: 'claude' });
+    const [task, other] = (await h.source.snapshot()).ready;
+    // Iteration 2 of this host, recorded as 3 (another host's record held 2): a kill before its commit.
+    await h.source.claim!(task!, info(2));
+    await h.source.settle!(result(task!, 3, 'pass', { agentText: REPORT }), info(3));
+    expect(await h.source.recorded!(2, task!.id)).toBe(true);
+    expect(await h.source.recorded!(2, other!.id)).toBe(false);
+    expect(await h.source.recorded!(4, task!.id)).toBe(false);
+  });
+
   it('settle pass: completed (passes: true), history record and progress entry', async () => {
     const h = harness('snarktank.json', 'prd.json', { agent: 'claude' });
     const [task] = (await h.source.snapshot()).ready;

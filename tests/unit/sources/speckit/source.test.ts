@@ -393,6 +393,17 @@ describe('settle(): progress.txt and ralph-tasks.json', () => {
     expect(await source.recorded!(1, task.id.slice(0, -1))).toBe(false);
   });
 
+  it('recorded(): an entry its landing renumbered past another host\'s counts for the iteration it began as', async () => {
+    const root = copyFixture('user-auth');
+    const ctx = makeContext(root);
+    const source = createSpeckitSource(ctx);
+    const { task } = await iterate(source, ctx, 3, (id) => (checkOff(root, id), { kind: 'pass' as const, reason: 'done', tasksDone: [id], filesChanged: [], agentText: 'Done.' }));
+    const other = (await source.snapshot()).ready[0]!;
+    expect(await source.recorded!(2, task.id)).toBe(true);
+    expect(await source.recorded!(2, other.id)).toBe(false);
+    expect(await source.recorded!(4, task.id)).toBe(false);
+  });
+
   it('claim() records the running iteration; recover() of the next run notes it was interrupted', async () => {
     const root = copyFixture('user-auth');
     const source = createSpeckitSource(makeContext(root));
