@@ -1,7 +1,7 @@
 // The workers' git worktrees: one per worker under .ralph/worktrees/ (git-ignored with the rest of .ralph/),
 // each on its own branch. A worktree is reset to the feature branch's head before every task; work that is
 // not merged (a failed or interrupted iteration, a conflict) is kept on a `ralph-kept/…` branch, never lost.
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describeLeftOut, keepLeftOutFiles, type CommitGuard, type LeftOut } from '../repo/commit-set.ts';
 import { Git, gitReason } from '../repo/git.ts';
@@ -205,7 +205,7 @@ export class Worktrees {
       const dir = path.join(base, name);
       const tree: Worktree = { worker, dir, branch: workerBranch(worker), git: new Git(dir) };
       try {
-        if (existsSync(path.join(dir, '.git'))) {
+        if (existsSync(path.join(dir, '.git')) && !addCutShort(dir)) {
           const kept = await this.keep(tree, { session, task: `w${worker}-leftover`, iteration: 'x' }, stateFiles);
           if (kept.branch) messages.push(`${who} left unmerged work in worktree ${name}: kept on branch ${kept.branch}`);
           if (kept.saved) messages.push(`not committed: ${kept.leftOut.map(describeLeftOut).join('; ')}: copied to ${kept.saved}`);
@@ -230,6 +230,19 @@ export class Worktrees {
       await this.main.attempt(['branch', '-D', branch]);
     }
     return messages;
+  }
+}
+
+/**
+ * A `git worktree add` killed before its checkout: HEAD still the placeholder git writes first (all zeros),
+ * so nothing of a task can be in it, and every git command that reads all HEADs (a fetch) trips on it.
+ */
+function addCutShort(dir: string): boolean {
+  try {
+    const gitdir = /^gitdir: (.+)$/m.exec(readFileSync(path.join(dir, '.git'), 'utf8'))?.[1]?.trim();
+    return gitdir !== undefined && /^0+$/.test(readFileSync(path.resolve(dir, gitdir, 'HEAD'), 'utf8').trim());
+  } catch {
+    return false;
   }
 }
 

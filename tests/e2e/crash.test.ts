@@ -210,4 +210,19 @@ describe('what a git killed half way leaves', () => {
     expect(run.stderr).not.toMatch(/could not delete the worker branch/);
     expectSettled(sandbox, 'prd', ids);
   });
+
+  it("a worktree whose `git worktree add` was killed before its checkout (HEAD still git's placeholder of zeros, which every later fetch trips on): removed, and the run goes on", async () => {
+    sandbox = crashSandbox();
+    const { ids, args } = crashProject(sandbox, 'prd');
+    const git = (...rest: string[]) => execFileSync('git', rest, { cwd: sandbox.repo, env: sandbox.env, stdio: 'ignore' });
+    git('worktree', 'add', '-q', '-b', 'ralph-worker/w1', '.ralph/worktrees/w1');
+    git('worktree', 'lock', '--reason', 'initializing', '.ralph/worktrees/w1');
+    // As git leaves it when killed between writing that placeholder and pointing HEAD at the branch.
+    writeFileSync(path.join(sandbox.repo, '.git', 'worktrees', 'w1', 'HEAD'), `${'0'.repeat(40)}\n`);
+    const run = await startNode(sandbox, [...args, '--parallel', '2']).done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/removed the worktree \.ralph\/worktrees\/w1 a killed run left behind/);
+    expect(run.stderr).not.toMatch(/could not keep the work left in/);
+    expectSettled(sandbox, 'prd', ids);
+  });
 });
