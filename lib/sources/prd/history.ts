@@ -82,12 +82,12 @@ function recordNumbers(root: string): number[] {
     .sort((a, b) => a - b);
 }
 
-/** The highest recorded iteration number (0 when none); counts unreadable records too. */
 /** Whether a record after `iteration` is `taskId`'s (several hosts: a landing renumbers its record past another host's). */
 export function recordedAfter(root: string, iteration: number, taskId: string): boolean {
   return recordNumbers(root).some((number) => number > iteration && readHistoryRecord(root, number)?.taskId === taskId);
 }
 
+/** The highest recorded iteration number (0 when none); counts unreadable records too. */
 export function lastHistoryIteration(root: string): number {
   return recordNumbers(root).at(-1) ?? 0;
 }
