@@ -5,6 +5,7 @@
 import type { CommitGuard } from '../repo/commit-set.ts';
 import type { Git } from '../repo/git.ts';
 import type { Committed } from '../iteration/workspace.ts';
+import { renumberedMessage } from './state.ts';
 import type { RemoteTarget } from './types.ts';
 
 /**
@@ -20,10 +21,8 @@ export async function amendLanding(git: Git, guard: CommitGuard, stateFiles: rea
     if (seen.ok && (await git.contains(tracking, head))) return { leftOut: [] };
   }
   const made = await guard.commit(git, '', {}, { only: stateFiles, amend: true, noVerify: true });
-  if (iteration === undefined) return made;
-  const text = await git.raw(['log', '-1', '--format=%B', 'HEAD']);
-  const renumbered = text.replace(/^Ralph-Iteration: \d+$/m, `Ralph-Iteration: ${iteration}`);
-  if (renumbered === text) return made;
-  await git.raw(['commit', '--no-verify', '--amend', '--cleanup=verbatim', '-m', renumbered.replace(/\n+$/, '\n')]);
+  const renumbered = iteration === undefined ? undefined : await renumberedMessage(git, iteration);
+  if (renumbered === undefined) return made;
+  await git.raw(['commit', '--no-verify', '--amend', '--cleanup=verbatim', '-m', renumbered]);
   return { ...made, commit: (await git.head()) ?? made.commit };
 }

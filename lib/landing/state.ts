@@ -16,6 +16,16 @@ export function trailers(task: { id: string }, iteration: number, worker: number
   return { 'Ralph-Iteration': String(iteration), 'Ralph-Task': task.id, 'Ralph-Worker': `w${worker}`, ...(host ? { 'Ralph-Host': host } : {}) };
 }
 
+/**
+ * HEAD's message with its Ralph-Iteration trailer saying `iteration`, ready for `git commit --amend
+ * --cleanup=verbatim -m`; undefined when it says that already (or has no such trailer).
+ */
+export async function renumberedMessage(git: Git, iteration: number): Promise<string | undefined> {
+  const text = await git.raw(['log', '-1', '--format=%B', 'HEAD']);
+  const renumbered = text.replace(/^Ralph-Iteration: \d+$/m, `Ralph-Iteration: ${iteration}`);
+  return renumbered === text ? undefined : renumbered.replace(/\n+$/, '\n');
+}
+
 export interface TaskStateOptions {
   dock: Dock;
   source: TaskSource;
@@ -70,10 +80,9 @@ export function taskState(o: TaskStateOptions): TaskState {
       await main.raw(['--literal-pathspecs', 'add', '-A', '--verbose', '--', ...set.paths]);
       if (!amend) return void (await main.raw(['commit', '--no-verify', '-m', message]));
       // The commit's trailer says the number its record took (a replay after a kill renumbers by it: unpushed.ts).
-      const text = iteration === undefined ? undefined : await main.raw(['log', '-1', '--format=%B', 'HEAD']);
-      const renumbered = text?.replace(/^Ralph-Iteration: \d+$/m, `Ralph-Iteration: ${iteration}`);
-      if (renumbered === undefined || renumbered === text) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
-      else await main.raw(['commit', '--no-verify', '--amend', '--cleanup=verbatim', '-m', renumbered.replace(/\n+$/, '\n')]);
+      const renumbered = iteration === undefined ? undefined : await renumberedMessage(main, iteration);
+      if (renumbered === undefined) await main.raw(['commit', '--no-verify', '--amend', '--no-edit']);
+      else await main.raw(['commit', '--no-verify', '--amend', '--cleanup=verbatim', '-m', renumbered]);
     },
 
     async recordFailure(task, result, info) {
